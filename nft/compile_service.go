@@ -1,0 +1,147 @@
+package nft
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/nftproxy/nftproxy/proxy/model"
+)
+
+// portRef names one port of one Service while it is compiled.
+type portRef struct {
+	svc    *model.Service
+	port   model.ServicePort
+	index  int
+	proto  uint8
+	object string
+}
+
+func (p portRef) chainSuffix() string {
+	return fmt.Sprintf("%s/%s/%s/%s", p.svc.Namespace, p.svc.Name, strings.ToLower(string(p.port.Protocol)), p.port.Label())
+}
+
+func (p portRef) serviceChain() string  { return "service-" + p.chainSuffix() }
+func (p portRef) externalChain() string { return "external-" + p.chainSuffix() }
+
+func (p portRef) key(ip netip.Addr) []Value {
+	return []Value{{Addr: ip}, {Num: uint16(p.proto)}, {Num: p.port.Port}}
+}
+
+func (p portRef) nodePortKey() []Value {
+	return []Value{{Num: uint16(p.proto)}, {Num: p.port.NodePort}}
+}
+
+var protoNumbers = map[model.Protocol]uint8{model.TCP: ProtoTCP, model.UDP: ProtoUDP, model.SCTP: ProtoSCTP}
+
+// service compiles every port of svc into b's family.
+func (c *compiler) service(b *builder, svc *model.Service) {
+	clusterIPs := addrsOf(svc.ClusterIPs, b.family)
+	if len(clusterIPs) == 0 {
+		return
+	}
+	for _, ip := range clusterIPs {
+		b.addElement(setClusterIPs, "", Element{Key: []Value{{Addr: ip}}})
+	}
+	for i, port := range svc.Ports {
+		proto, ok := protoNumbers[port.Protocol]
+		if !ok {
+			c.problem(svc, fmt.Sprintf("spec.ports[%d].protocol", i), fmt.Sprintf("unsupported protocol %q", port.Protocol))
+			continue
+		}
+		ref := portRef{svc: svc, port: port, index: i, proto: proto, object: "Service " + svc.Key()}
+		c.servicePort(b, ref, clusterIPs)
+	}
+}
+
+func (c *compiler) servicePort(b *builder, ref portRef, clusterIPs []netip.Addr) {
+	eps := c.endpoints(ref, b.family)
+	external := externalIPs(ref.svc, b.family)
+	if len(eps) == 0 {
+		c.noEndpoints(b, ref, clusterIPs, external)
+		return
+	}
+	b.chains = append(b.chains, endpointChains(ref.serviceChain(), ref.proto, eps)...)
+	for _, ip := range clusterIPs {
+		c.element(b, ref, mapServiceIPs, "spec.clusterIPs", ref.key(ip), GotoChain(ref.serviceChain()))
+	}
+	for _, ep := range eps {
+		b.addElement(setHairpin, "", Element{Key: []Value{{Addr: ep.addr}, {Addr: ep.addr}}})
+	}
+	if len(external) == 0 && ref.port.NodePort == 0 {
+		return
+	}
+	b.chains = append(b.chains, &Chain{Name: ref.externalChain(), Rules: []Rule{
+		{Stmts: []Stmt{JumpTo(chainMarkMasq)}},
+		{Stmts: []Stmt{GotoChain(ref.serviceChain())}},
+	}})
+	for _, e := range external {
+		c.element(b, ref, mapServiceIPs, e.field, ref.key(e.ip), GotoChain(ref.externalChain()))
+	}
+	if ref.port.NodePort != 0 {
+		c.element(b, ref, mapServiceNodePorts, fmt.Sprintf("spec.ports[%d].nodePort", ref.index),
+			ref.nodePortKey(), GotoChain(ref.externalChain()))
+	}
+}
+
+// noEndpoints makes every address of a port without endpoints reject new
+// connections, so that clients fail at once rather than time out.
+func (c *compiler) noEndpoints(b *builder, ref portRef, clusterIPs []netip.Addr, external []externalIP) {
+	reject := GotoChain(chainReject)
+	for _, ip := range clusterIPs {
+		c.element(b, ref, mapNoEndpointServices, "spec.clusterIPs", ref.key(ip), reject)
+	}
+	for _, e := range external {
+		c.element(b, ref, mapNoEndpointServices, e.field, ref.key(e.ip), reject)
+	}
+	if ref.port.NodePort != 0 {
+		c.element(b, ref, mapNoEndpointNodePorts, fmt.Sprintf("spec.ports[%d].nodePort", ref.index),
+			ref.nodePortKey(), reject)
+	}
+}
+
+// element adds a map element owned by ref's Service. A key that another
+// Service already owns (two Services claiming one IP and port) is reported on
+// the later Service and left to the first.
+func (c *compiler) element(b *builder, ref portRef, set, field string, key []Value, v Verdict) {
+	if ok, other := b.addElement(set, ref.svc.Key(), Element{Key: key, Verdict: v}); !ok {
+		text := b.sets[set].ElementText(Element{Key: key})
+		c.problem(ref.svc, field, fmt.Sprintf("%s is already used by Service %s", text, other))
+	}
+}
+
+func (c *compiler) problem(svc *model.Service, field, detail string) {
+	c.problems = append(c.problems, Problem{Object: "Service " + svc.Key(), Field: field, Detail: detail})
+}
+
+type externalIP struct {
+	ip    netip.Addr
+	field string
+}
+
+// externalIPs are the addresses of svc, other than its ClusterIPs, that
+// receive traffic from outside the cluster.
+func externalIPs(svc *model.Service, f Family) []externalIP {
+	var out []externalIP
+	for i, ip := range svc.ExternalIPs {
+		if FamilyOf(ip) == f {
+			out = append(out, externalIP{ip, fmt.Sprintf("spec.externalIPs[%d]", i)})
+		}
+	}
+	for i, ip := range svc.LoadBalancerIPs {
+		if FamilyOf(ip) == f {
+			out = append(out, externalIP{ip, fmt.Sprintf("status.loadBalancer.ingress[%d].ip", i)})
+		}
+	}
+	return out
+}
+
+func addrsOf(ips []netip.Addr, f Family) []netip.Addr {
+	var out []netip.Addr
+	for _, ip := range ips {
+		if FamilyOf(ip) == f {
+			out = append(out, ip)
+		}
+	}
+	return out
+}

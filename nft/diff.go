@@ -1,0 +1,105 @@
+package nft
+
+import (
+	"reflect"
+	"slices"
+)
+
+// Diff returns the plan that turns the committed ruleset into the desired
+// one. A nil committed ruleset (unknown kernel state) gives a full plan.
+//
+// A table whose fixed structure changed (its sets' types, its base chains)
+// is replaced whole: the plan adds the table, deletes it and adds it again
+// with everything in it, inside the one transaction, so that no packet sees a
+// missing or half-built table. Otherwise only the changed chains are flushed
+// and refilled and only the changed elements are added or deleted.
+func Diff(committed, desired Ruleset) *Plan {
+	p := &Plan{Full: committed == nil}
+	for _, f := range Families {
+		p.Ops = append(p.Ops, diffTable(f, committed[f], desired[f], p.Full)...)
+	}
+	return p
+}
+
+// diffTable returns the operations on family f's table. A full plan also
+// deletes a table nobody wants, since the kernel may hold one we don't know.
+func diffTable(f Family, old, want *Table, full bool) []Op {
+	switch {
+	case want == nil && (old != nil || full):
+		return deleteTable(f)
+	case want == nil:
+		return nil
+	case old == nil || full || !sameStructure(old, want):
+		return replaceTable(want)
+	}
+	return patchTable(old, want)
+}
+
+// deleteTable deletes our table of family f. Adding it first makes the
+// delete succeed whether or not the table exists.
+func deleteTable(f Family) []Op {
+	return []Op{
+		{Kind: AddTable, Family: f, Table: &Table{Family: f, Name: TableName}},
+		{Kind: DeleteTable, Family: f, Name: TableName},
+	}
+}
+
+// replaceTable adds the whole table after deleting whatever is there.
+// Elements are added before the rules that reference their sets: binding a
+// set to a rule is cheap, but adding elements to a bound map revalidates
+// every binding (docs/ruleset.md).
+func replaceTable(t *Table) []Op {
+	f := t.Family
+	ops := deleteTable(f)
+	ops = append(ops, Op{Kind: AddTable, Family: f, Table: t})
+	for _, s := range t.Sets {
+		ops = append(ops, Op{Kind: AddSet, Family: f, Set: s})
+	}
+	for _, c := range t.Chains {
+		ops = append(ops, Op{Kind: AddChain, Family: f, Chain: c})
+	}
+	for _, s := range t.Sets {
+		if len(s.Elements) > 0 {
+			ops = append(ops, Op{Kind: AddElements, Family: f, Name: s.Name, Set: s, Elements: s.Elements})
+		}
+	}
+	for _, c := range t.Chains {
+		ops = append(ops, ruleOps(f, c)...)
+	}
+	return ops
+}
+
+func ruleOps(f Family, c *Chain) []Op {
+	ops := make([]Op, len(c.Rules))
+	for i := range c.Rules {
+		ops[i] = Op{Kind: AddRule, Family: f, Name: c.Name, Rule: &c.Rules[i]}
+	}
+	return ops
+}
+
+// sameStructure reports whether old and want agree on everything a patch
+// cannot change: the table's identity, its sets' definitions and its base
+// chains.
+func sameStructure(old, want *Table) bool {
+	if old.Name != want.Name || old.Comment != want.Comment || len(old.Sets) != len(want.Sets) {
+		return false
+	}
+	for _, s := range want.Sets {
+		o := old.Set(s.Name)
+		if o == nil || o.Map != s.Map || o.Comment != s.Comment || !slices.Equal(o.Key, s.Key) {
+			return false
+		}
+	}
+	oldBase, wantBase := baseChainsOf(old), baseChainsOf(want)
+	return reflect.DeepEqual(oldBase, wantBase)
+}
+
+func baseChainsOf(t *Table) map[string]Base {
+	out := map[string]Base{}
+	for _, c := range t.Chains {
+		if c.Base != nil {
+			out[c.Name] = *c.Base
+		}
+	}
+	return out
+}

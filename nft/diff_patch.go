@@ -1,0 +1,99 @@
+package nft
+
+import "reflect"
+
+// patchTable returns the operations that turn old into want when both have
+// the same structure. The order keeps every step valid for the kernel:
+// elements that point at a chain go before the chain, a chain is flushed
+// before it is deleted, a chain exists before rules or elements point at it.
+func patchTable(old, want *Table) []Op {
+	f := want.Family
+	oldChains, wantChains := chainIndex(old), chainIndex(want)
+	var ops []Op
+	added := map[string][]Element{}
+	for _, s := range want.Sets {
+		del, add := diffElements(old.Set(s.Name), s)
+		if len(del) > 0 {
+			ops = append(ops, Op{Kind: DeleteElements, Family: f, Name: s.Name, Set: s, Elements: del})
+		}
+		added[s.Name] = add
+	}
+	var removed []string
+	for _, c := range old.Chains {
+		w, keep := wantChains[c.Name]
+		switch {
+		case !keep:
+			removed = append(removed, c.Name)
+			ops = append(ops, Op{Kind: FlushChain, Family: f, Name: c.Name})
+		case !sameRules(c, w):
+			ops = append(ops, Op{Kind: FlushChain, Family: f, Name: c.Name})
+		}
+	}
+	for _, name := range removed {
+		ops = append(ops, Op{Kind: DeleteChain, Family: f, Name: name})
+	}
+	for _, c := range want.Chains {
+		if _, ok := oldChains[c.Name]; !ok {
+			ops = append(ops, Op{Kind: AddChain, Family: f, Chain: c})
+		}
+	}
+	for _, c := range want.Chains {
+		if o, ok := oldChains[c.Name]; !ok || !sameRules(o, c) {
+			ops = append(ops, ruleOps(f, c)...)
+		}
+	}
+	for _, s := range want.Sets {
+		if add := added[s.Name]; len(add) > 0 {
+			ops = append(ops, Op{Kind: AddElements, Family: f, Name: s.Name, Set: s, Elements: add})
+		}
+	}
+	return ops
+}
+
+func chainIndex(t *Table) map[string]*Chain {
+	idx := make(map[string]*Chain, len(t.Chains))
+	for _, c := range t.Chains {
+		idx[c.Name] = c
+	}
+	return idx
+}
+
+func sameRules(a, b *Chain) bool {
+	if len(a.Rules) != len(b.Rules) {
+		return false
+	}
+	for i := range a.Rules {
+		if !reflect.DeepEqual(a.Rules[i], b.Rules[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// diffElements returns the elements of old that want lacks (or maps
+// differently) and the elements of want that old lacks. A changed verdict is
+// a delete and an add: the kernel has no element update.
+func diffElements(old, want *Set) (del, add []Element) {
+	oldIdx := map[string]Element{}
+	if old != nil {
+		for _, e := range old.Elements {
+			oldIdx[old.ElementText(e)] = e
+		}
+	}
+	wantIdx := make(map[string]bool, len(want.Elements))
+	for _, e := range want.Elements {
+		text := want.ElementText(e)
+		wantIdx[text] = true
+		if _, ok := oldIdx[text]; !ok {
+			add = append(add, e)
+		}
+	}
+	if old != nil {
+		for _, e := range old.Elements {
+			if !wantIdx[old.ElementText(e)] {
+				del = append(del, e)
+			}
+		}
+	}
+	return del, add
+}

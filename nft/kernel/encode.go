@@ -1,0 +1,254 @@
+package kernel
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/google/nftables"
+	"github.com/google/nftables/binaryutil"
+	"github.com/google/nftables/expr"
+	"github.com/google/nftables/userdata"
+	"golang.org/x/sys/unix"
+
+	"github.com/nftproxy/nftproxy/nft"
+)
+
+// Registers: reg 1 is the first 16-byte register; later parts of a
+// concatenated key go in the 32-bit registers that follow it.
+const (
+	reg1    uint32 = unix.NFT_REG_1
+	reg2    uint32 = unix.NFT_REG_2
+	reg32_0 uint32 = unix.NFT_REG32_00
+)
+
+// encodeRule returns the expressions and user data (the comment) of r.
+func encodeRule(f nft.Family, r nft.Rule) ([]expr.Any, []byte, error) {
+	var out []expr.Any
+	for _, s := range r.Stmts {
+		exprs, err := encodeStmt(f, s)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, exprs...)
+	}
+	var ud []byte
+	if r.Comment != "" {
+		ud = userdata.AppendString(nil, userdata.TypeComment, r.Comment)
+	}
+	return out, ud, nil
+}
+
+func encodeStmt(f nft.Family, s nft.Stmt) ([]expr.Any, error) {
+	switch s := s.(type) {
+	case nft.MatchAddr:
+		return encodeMatchAddr(f, s), nil
+	case nft.MatchProto:
+		return []expr.Any{loadL4Proto(reg1), cmpEq(reg1, []byte{s.Proto})}, nil
+	case nft.MatchPort:
+		return []expr.Any{loadDport(reg1), cmpEq(reg1, binaryutil.BigEndian.PutUint16(s.Port))}, nil
+	case nft.MatchNew:
+		return []expr.Any{&expr.Ct{Register: reg1, Key: expr.CtKeySTATE},
+			maskReg(expr.CtStateBitNEW), &expr.Cmp{Op: expr.CmpOpNeq, Register: reg1, Data: native32(0)}}, nil
+	case nft.MatchMarkClear:
+		return []expr.Any{loadMark(), maskReg(s.Bits), cmpEq(reg1, native32(0))}, nil
+	case nft.InSet:
+		return append(loadKeys(f, s.Keys), &expr.Lookup{SourceRegister: reg1, SetName: s.Set}), nil
+	case nft.Vmap:
+		return append(loadKeys(f, s.Keys), &expr.Lookup{SourceRegister: reg1, SetName: s.Map, IsDestRegSet: true}), nil
+	case nft.Random:
+		return encodeRandom(s), nil
+	case nft.SetMark:
+		return encodeSetMark(s), nil
+	case nft.DNAT:
+		return encodeDNAT(f, s), nil
+	case nft.Masquerade:
+		return []expr.Any{&expr.Masq{FullyRandom: true}}, nil
+	case nft.Reject:
+		return []expr.Any{encodeReject(f)}, nil
+	case nft.Verdict:
+		return []expr.Any{encodeVerdict(s)}, nil
+	}
+	return nil, fmt.Errorf("statement %T cannot be encoded", s)
+}
+
+func cmpEq(reg uint32, data []byte) *expr.Cmp {
+	return &expr.Cmp{Op: expr.CmpOpEq, Register: reg, Data: data}
+}
+
+func native32(v uint32) []byte { return binaryutil.NativeEndian.PutUint32(v) }
+
+// maskReg keeps only bits of the 4-byte host-order value in reg 1.
+func maskReg(bits uint32) *expr.Bitwise {
+	return &expr.Bitwise{SourceRegister: reg1, DestRegister: reg1, Len: 4, Mask: native32(bits), Xor: native32(0)}
+}
+
+func loadMark() *expr.Meta { return &expr.Meta{Key: expr.MetaKeyMARK, Register: reg1} }
+
+func loadL4Proto(reg uint32) *expr.Meta { return &expr.Meta{Key: expr.MetaKeyL4PROTO, Register: reg} }
+
+func loadDport(reg uint32) *expr.Payload {
+	return &expr.Payload{DestRegister: reg, Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2}
+}
+
+// addrOffset is where the source and destination addresses sit in the
+// network header of family f.
+func addrOffset(f nft.Family, field nft.Field) (offset, size uint32) {
+	if f == nft.IPv6 {
+		if field == nft.Saddr {
+			return 8, 16
+		}
+		return 24, 16
+	}
+	if field == nft.Saddr {
+		return 12, 4
+	}
+	return 16, 4
+}
+
+func loadAddr(f nft.Family, field nft.Field, reg, size uint32) *expr.Payload {
+	off, _ := addrOffset(f, field)
+	return &expr.Payload{DestRegister: reg, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: size}
+}
+
+// loadKeys loads a (possibly concatenated) lookup key starting at reg 1.
+// Each part takes whole 32-bit registers, as the kernel's set code expects.
+func loadKeys(f nft.Family, keys []nft.Field) []expr.Any {
+	var out []expr.Any
+	words := uint32(0)
+	for _, k := range keys {
+		reg := reg1
+		if words > 0 {
+			reg = reg32_0 + words
+		}
+		switch k {
+		case nft.L4Proto:
+			out = append(out, loadL4Proto(reg))
+			words++
+		case nft.Dport:
+			out = append(out, loadDport(reg))
+			words++
+		default:
+			_, size := addrOffset(f, k)
+			out = append(out, loadAddr(f, k, reg, size))
+			words += size / 4
+		}
+	}
+	return out
+}
+
+// encodeMatchAddr loads only the bytes the prefix covers, masking the last
+// one when the prefix does not end on a byte boundary, as nft does.
+func encodeMatchAddr(f nft.Family, m nft.MatchAddr) []expr.Any {
+	bits := m.Prefix.Bits()
+	size := uint32((bits + 7) / 8)
+	addr := m.Prefix.Masked().Addr().AsSlice()[:size]
+	out := []expr.Any{loadAddr(f, m.Field, reg1, size)}
+	if bits%8 != 0 {
+		mask := make([]byte, size)
+		for i := range mask {
+			mask[i] = 0xff
+		}
+		mask[size-1] = byte(0xff << (8 - bits%8))
+		out = append(out, &expr.Bitwise{SourceRegister: reg1, DestRegister: reg1, Len: size, Mask: mask, Xor: make([]byte, size)})
+	}
+	op := expr.CmpOpEq
+	if m.Neg {
+		op = expr.CmpOpNeq
+	}
+	return append(out, &expr.Cmp{Op: op, Register: reg1, Data: addr})
+}
+
+// encodeRandom draws numgen random mod Mod. A "< Below" comparison needs the
+// host-order number in network order first, since cmp compares bytes.
+func encodeRandom(r nft.Random) []expr.Any {
+	ng := &expr.Numgen{Register: reg1, Modulus: r.Mod, Type: unix.NFT_NG_RANDOM}
+	if r.Below == 1 {
+		return []expr.Any{ng, cmpEq(reg1, native32(0))}
+	}
+	return []expr.Any{ng,
+		&expr.Byteorder{SourceRegister: reg1, DestRegister: reg1, Op: expr.ByteorderHton, Len: 4, Size: 4},
+		&expr.Cmp{Op: expr.CmpOpLt, Register: reg1, Data: binaryutil.BigEndian.PutUint32(r.Below)}}
+}
+
+// encodeSetMark is mark = (mark & mask) ^ xor: OR clears then sets the bits,
+// XOR keeps every bit and toggles them.
+func encodeSetMark(m nft.SetMark) []expr.Any {
+	mask := ^m.Bits
+	if m.Op == nft.MarkXor {
+		mask = 0xffffffff
+	}
+	return []expr.Any{loadMark(),
+		&expr.Bitwise{SourceRegister: reg1, DestRegister: reg1, Len: 4, Mask: native32(mask), Xor: native32(m.Bits)},
+		&expr.Meta{Key: expr.MetaKeyMARK, SourceRegister: true, Register: reg1}}
+}
+
+func encodeDNAT(f nft.Family, d nft.DNAT) []expr.Any {
+	return []expr.Any{loadL4Proto(reg1), cmpEq(reg1, []byte{d.Proto}),
+		&expr.Immediate{Register: reg1, Data: d.Addr.AsSlice()},
+		&expr.Immediate{Register: reg2, Data: binaryutil.BigEndian.PutUint16(d.Port)},
+		&expr.NAT{Type: expr.NATTypeDestNAT, Family: natFamily(f), RegAddrMin: reg1, RegProtoMin: reg2, Specified: true}}
+}
+
+func natFamily(f nft.Family) uint32 {
+	if f == nft.IPv6 {
+		return unix.NFPROTO_IPV6
+	}
+	return unix.NFPROTO_IPV4
+}
+
+// ICMP codes for "port unreachable": what a closed port answers, so a TCP
+// client sees ECONNREFUSED at once.
+const (
+	icmpPortUnreach   = 3
+	icmpv6PortUnreach = 4
+)
+
+func encodeReject(f nft.Family) *expr.Reject {
+	if f == nft.IPv6 {
+		return &expr.Reject{Type: unix.NFT_REJECT_ICMP_UNREACH, Code: icmpv6PortUnreach}
+	}
+	return &expr.Reject{Type: unix.NFT_REJECT_ICMP_UNREACH, Code: icmpPortUnreach}
+}
+
+var verdictKinds = map[nft.VerdictKind]expr.VerdictKind{
+	nft.Jump: expr.VerdictJump, nft.Goto: expr.VerdictGoto, nft.Return: expr.VerdictReturn,
+	nft.Accept: expr.VerdictAccept, nft.Drop: expr.VerdictDrop,
+}
+
+func encodeVerdict(v nft.Verdict) *expr.Verdict {
+	return &expr.Verdict{Kind: verdictKinds[v.Kind], Chain: v.Chain}
+}
+
+// setDataTypes maps our data types to the kernel's type identifiers.
+var setDataTypes = map[nft.DataType]nftables.SetDatatype{
+	nft.TypeIPv4Addr: nftables.TypeIPAddr, nft.TypeIPv6Addr: nftables.TypeIP6Addr,
+	nft.TypeInetProto: nftables.TypeInetProto, nft.TypeInetService: nftables.TypeInetService,
+}
+
+// encodeKey packs an element key: each part padded to whole 32-bit words.
+func encodeKey(types []nft.DataType, key []nft.Value) []byte {
+	var out []byte
+	for i, t := range types {
+		var b []byte
+		switch t {
+		case nft.TypeInetProto:
+			b = []byte{byte(key[i].Num)}
+		case nft.TypeInetService:
+			b = binaryutil.BigEndian.PutUint16(key[i].Num)
+		default:
+			b = key[i].Addr.AsSlice()
+		}
+		if len(types) > 1 {
+			for len(b)%4 != 0 {
+				b = append(b, 0)
+			}
+		}
+		out = append(out, b...)
+	}
+	return out
+}
+
+func addrFromSlice(b []byte) netip.Addr {
+	a, _ := netip.AddrFromSlice(b)
+	return a
+}

@@ -1,0 +1,136 @@
+package kernel
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/nftables"
+
+	"github.com/nftproxy/nftproxy/nft"
+)
+
+// Batching elements: google/nftables splits element lists into messages
+// under the 64 KiB attribute limit, so whole lists are passed at once.
+
+func tableOf(f nft.Family) *nftables.Table {
+	fam := nftables.TableFamilyIPv4
+	if f == nft.IPv6 {
+		fam = nftables.TableFamilyIPv6
+	}
+	return &nftables.Table{Name: nft.TableName, Family: fam}
+}
+
+// enqueue buffers every operation of a plan on the connection.
+func (k *Kernel) enqueue(ops []nft.Op) error {
+	for i, op := range ops {
+		if err := k.enqueueOp(op); err != nil {
+			return &nft.OpError{Index: i, Op: op, Err: err}
+		}
+	}
+	return nil
+}
+
+func (k *Kernel) enqueueOp(op nft.Op) error {
+	t := tableOf(op.Family)
+	switch op.Kind {
+	case nft.AddTable:
+		k.conn.AddTable(t)
+	case nft.DeleteTable:
+		k.conn.DelTable(t)
+	case nft.AddSet:
+		return k.conn.AddSet(newSet(t, op.Set), nil)
+	case nft.DeleteSet:
+		k.conn.DelSet(&nftables.Set{Table: t, Name: op.Name})
+	case nft.AddChain:
+		k.conn.AddChain(newChain(t, op.Chain))
+	case nft.FlushChain:
+		k.conn.FlushChain(&nftables.Chain{Table: t, Name: op.Name})
+	case nft.DeleteChain:
+		k.conn.DelChain(&nftables.Chain{Table: t, Name: op.Name})
+	case nft.AddRule:
+		return k.addRule(t, op)
+	case nft.AddElements:
+		return k.conn.SetAddElements(newSet(t, op.Set), encodeElements(op.Set, op.Elements))
+	case nft.DeleteElements:
+		return k.conn.SetDeleteElements(newSet(t, op.Set), encodeElements(op.Set, op.Elements))
+	default:
+		return fmt.Errorf("unknown operation %v", op.Kind)
+	}
+	return nil
+}
+
+func (k *Kernel) addRule(t *nftables.Table, op nft.Op) error {
+	exprs, ud, err := encodeRule(op.Family, *op.Rule)
+	if err != nil {
+		return err
+	}
+	k.conn.AddRule(&nftables.Rule{Table: t, Chain: &nftables.Chain{Name: op.Name, Table: t}, Exprs: exprs, UserData: ud})
+	return nil
+}
+
+func newSet(t *nftables.Table, s *nft.Set) *nftables.Set {
+	types := make([]nftables.SetDatatype, len(s.Key))
+	for i, k := range s.Key {
+		types[i] = setDataTypes[k]
+	}
+	key := types[0]
+	if len(types) > 1 {
+		key, _ = nftables.ConcatSetType(types...) // at most 3 parts, never too many
+	}
+	set := &nftables.Set{Table: t, Name: s.Name, KeyType: key, Concatenation: len(types) > 1, Comment: s.Comment}
+	if s.Map {
+		set.IsMap = true
+		set.DataType = nftables.TypeVerdict
+	}
+	return set
+}
+
+func encodeElements(s *nft.Set, elems []nft.Element) []nftables.SetElement {
+	out := make([]nftables.SetElement, len(elems))
+	for i, e := range elems {
+		out[i].Key = encodeKey(s.Key, e.Key)
+		if s.Map {
+			out[i].VerdictData = encodeVerdict(e.Verdict)
+		}
+	}
+	return out
+}
+
+var hookNums = map[string]*nftables.ChainHook{
+	"prerouting": nftables.ChainHookPrerouting, "input": nftables.ChainHookInput,
+	"forward": nftables.ChainHookForward, "output": nftables.ChainHookOutput,
+	"postrouting": nftables.ChainHookPostrouting,
+}
+
+func newChain(t *nftables.Table, c *nft.Chain) *nftables.Chain {
+	ch := &nftables.Chain{Table: t, Name: c.Name}
+	if c.Base != nil {
+		prio := nftables.ChainPriority(c.Base.Priority)
+		accept := nftables.ChainPolicyAccept
+		ch.Hooknum = hookNums[c.Base.Hook]
+		ch.Priority = &prio
+		ch.Type = nftables.ChainType(c.Base.Type)
+		ch.Policy = &accept
+	}
+	return ch
+}
+
+// poisonName is a flowtable that never exists: deleting it fails with a
+// message type our plans never use, which marks the end of a probe batch.
+const poisonName = "nftproxy-probe-never-exists"
+
+// prefixFails reports whether ops fail before the poison operation at their
+// end. Either way the batch aborts and nothing is committed.
+func (k *Kernel) prefixFails(ops []nft.Op) (bool, error) {
+	if err := k.enqueue(ops); err != nil {
+		return true, nil
+	}
+	k.conn.DelFlowtable(&nftables.Flowtable{Table: tableOf(nft.IPv4), Name: poisonName})
+	err := k.conn.Flush()
+	if err == nil {
+		return false, errors.New("probe batch committed: the poison operation did not fail")
+	}
+	// google/nftables names the failing message type only in the text.
+	return !strings.Contains(err.Error(), "NFT_MSG_DELFLOWTABLE"), nil
+}

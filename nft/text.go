@@ -1,0 +1,172 @@
+package nft
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Text renders a ruleset as nft would list it: one table per family, IPv4
+// first. The output can be loaded with `nft -f`.
+func (rs Ruleset) Text() string {
+	var b strings.Builder
+	for _, f := range Families {
+		if t := rs[f]; t != nil {
+			b.WriteString(t.Text())
+		}
+	}
+	return b.String()
+}
+
+// Text renders one table in the layout of `nft list table`.
+func (t *Table) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "table %s %s {\n", t.Family, t.Name)
+	if t.Comment != "" {
+		fmt.Fprintf(&b, "\tcomment %q\n", t.Comment)
+	}
+	var blocks []string
+	for _, s := range t.Sets {
+		blocks = append(blocks, s.text(t.Family))
+	}
+	for _, c := range t.Chains {
+		blocks = append(blocks, c.text(t.Family))
+	}
+	b.WriteString(strings.Join(blocks, "\n"))
+	b.WriteString("}\n")
+	return b.String()
+}
+
+func (s *Set) text(f Family) string {
+	var b strings.Builder
+	kind := "set"
+	if s.Map {
+		kind = "map"
+	}
+	fmt.Fprintf(&b, "\t%s %s {\n\t\ttype %s\n", kind, s.Name, s.TypeText())
+	if s.Comment != "" {
+		fmt.Fprintf(&b, "\t\tcomment %q\n", s.Comment)
+	}
+	if len(s.Elements) > 0 {
+		elems := make([]string, len(s.Elements))
+		for i, e := range s.Elements {
+			elems[i] = s.ElementText(e)
+		}
+		fmt.Fprintf(&b, "\t\telements = { %s }\n", strings.Join(elems, ",\n\t\t\t     "))
+	}
+	b.WriteString("\t}\n")
+	return b.String()
+}
+
+// TypeText renders the set's type line: "ipv4_addr . inet_service : verdict".
+func (s *Set) TypeText() string {
+	parts := make([]string, len(s.Key))
+	for i, k := range s.Key {
+		parts[i] = string(k)
+	}
+	text := strings.Join(parts, " . ")
+	if s.Map {
+		text += " : verdict"
+	}
+	return text
+}
+
+// ElementText renders one element: "10.96.0.1 . tcp . 80 : goto service-…".
+func (s *Set) ElementText(e Element) string {
+	parts := make([]string, len(e.Key))
+	for i, v := range e.Key {
+		parts[i] = valueText(s.Key[i], v)
+	}
+	text := strings.Join(parts, " . ")
+	if s.Map {
+		text += " : " + e.Verdict.String()
+	}
+	return text
+}
+
+func valueText(t DataType, v Value) string {
+	switch t {
+	case TypeInetProto:
+		return protoName(uint8(v.Num))
+	case TypeInetService:
+		return strconv.Itoa(int(v.Num))
+	default:
+		return v.Addr.String()
+	}
+}
+
+func protoName(p uint8) string {
+	switch p {
+	case ProtoTCP:
+		return "tcp"
+	case ProtoUDP:
+		return "udp"
+	case ProtoSCTP:
+		return "sctp"
+	}
+	return strconv.Itoa(int(p))
+}
+
+func (c *Chain) text(f Family) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\tchain %s {\n", c.Name)
+	if c.Base != nil {
+		fmt.Fprintf(&b, "\t\ttype %s hook %s priority %s; policy accept;\n",
+			c.Base.Type, c.Base.Hook, priorityText(c.Base.Priority))
+	}
+	for _, r := range c.Rules {
+		fmt.Fprintf(&b, "\t\t%s\n", r.Text(f))
+	}
+	b.WriteString("\t}\n")
+	return b.String()
+}
+
+// Standard priority names, as nft prints them for the ip and ip6 families.
+var priorityNames = []struct {
+	name  string
+	value int
+}{{"raw", -300}, {"mangle", -150}, {"dstnat", -100}, {"filter", 0}, {"security", 50}, {"srcnat", 100}}
+
+func priorityText(p int) string {
+	best, bestDist := "", 11
+	for _, n := range priorityNames {
+		d := p - n.value
+		if d < 0 {
+			d = -d
+		}
+		if d < bestDist {
+			best, bestDist = n.name, d
+		}
+	}
+	switch {
+	case best == "":
+		return strconv.Itoa(p)
+	case p == nameValue(best):
+		return best
+	case p > nameValue(best):
+		return fmt.Sprintf("%s + %d", best, p-nameValue(best))
+	default:
+		return fmt.Sprintf("%s - %d", best, nameValue(best)-p)
+	}
+}
+
+func nameValue(name string) int {
+	for _, n := range priorityNames {
+		if n.name == name {
+			return n.value
+		}
+	}
+	return 0
+}
+
+// Text renders the rule as one line of nft syntax.
+func (r Rule) Text(f Family) string {
+	parts := make([]string, 0, len(r.Stmts)+1)
+	for _, s := range r.Stmts {
+		parts = append(parts, s.text(f))
+	}
+	if r.Comment != "" {
+		parts = append(parts, fmt.Sprintf("comment %q", r.Comment))
+	}
+	return strings.Join(parts, " ")
+}
