@@ -149,7 +149,7 @@ func newBuilder(f Family, o Options) *builder {
 // tracked (fixed content such as node IPs) and duplicates are ignored.
 func (b *builder) addElement(set, owner string, e Element) (ok bool, other string) {
 	s := b.sets[set]
-	key := set + " " + s.ElementText(Element{Key: e.Key})
+	key := set + " " + s.KeyText(e.Key)
 	if prev, dup := b.owners[key]; dup {
 		return prev == owner, prev
 	}

@@ -105,7 +105,7 @@ func (c *compiler) noEndpoints(b *builder, ref portRef, clusterIPs []netip.Addr,
 // the later Service and left to the first.
 func (c *compiler) element(b *builder, ref portRef, set, field string, key []Value, v Verdict) {
 	if ok, other := b.addElement(set, ref.svc.Key(), Element{Key: key, Verdict: v}); !ok {
-		text := b.sets[set].ElementText(Element{Key: key})
+		text := b.sets[set].KeyText(key)
 		c.problem(ref.svc, field, fmt.Sprintf("%s is already used by Service %s", text, other))
 	}
 }

@@ -42,7 +42,7 @@ func deleteElements(s *Set, elems []Element) error {
 	return nil
 }
 
-func keyText(s *Set, e Element) string { return s.ElementText(Element{Key: e.Key}) }
+func keyText(s *Set, e Element) string { return s.KeyText(e.Key) }
 
 // referencedChains returns the chains that rules or map elements point at.
 func referencedChains(t *Table) map[string]bool {

@@ -71,13 +71,18 @@ func (s *Set) TypeText() string {
 	return text
 }
 
-// ElementText renders one element: "10.96.0.1 . tcp . 80 : goto service-…".
-func (s *Set) ElementText(e Element) string {
-	parts := make([]string, len(e.Key))
-	for i, v := range e.Key {
+// KeyText renders an element's key: "10.96.0.1 . tcp . 80".
+func (s *Set) KeyText(key []Value) string {
+	parts := make([]string, len(key))
+	for i, v := range key {
 		parts[i] = valueText(s.Key[i], v)
 	}
-	text := strings.Join(parts, " . ")
+	return strings.Join(parts, " . ")
+}
+
+// ElementText renders one element: "10.96.0.1 . tcp . 80 : goto service-…".
+func (s *Set) ElementText(e Element) string {
+	text := s.KeyText(e.Key)
 	if s.Map {
 		text += " : " + e.Verdict.String()
 	}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/kernel"
+)
+
+// locateLimit bounds the plans whose failing operation apply pins down:
+// locating costs about log2(ops) aborted transactions.
+const locateLimit = 50000
+
+func runApply(args []string, stdout, stderr io.Writer) error {
+	var m manifestFlags
+	if err := parseFlags("apply", args, stderr, m.register); err != nil {
+		return err
+	}
+	desired, err := m.compileManifests(stderr)
+	if err != nil {
+		return err
+	}
+	k, err := kernel.Open(-1)
+	if err != nil {
+		return err
+	}
+	defer k.Close()
+	current, err := k.Read()
+	if err != nil {
+		fmt.Fprintf(stderr, "warning: %v: replacing the tables whole\n", err)
+		current = nil
+	}
+	plan := nft.Diff(current, desired)
+	if err := k.Apply(plan); err != nil {
+		return describeFailure(k, plan, err)
+	}
+	fmt.Fprintln(stdout, summary(plan))
+	return nil
+}
+
+// summary says what a committed plan changed.
+func summary(p *nft.Plan) string {
+	if p.Empty() {
+		return "no changes"
+	}
+	kind := "patched"
+	if p.Full {
+		kind = "replaced"
+	}
+	return fmt.Sprintf("applied %d operations in one transaction (tables %s): %s", len(p.Ops), kind, p.Stats())
+}
+
+// describeFailure names the operation the kernel rejected, when the plan is
+// small enough to find it.
+func describeFailure(k *kernel.Kernel, plan *nft.Plan, err error) error {
+	var opErr *nft.OpError
+	if !errors.As(err, &opErr) || opErr.Index >= 0 || len(plan.Ops) > locateLimit {
+		return fmt.Errorf("apply plan (%d ops), nothing changed: %w", len(plan.Ops), err)
+	}
+	if i, lerr := k.Locate(plan); lerr == nil && i >= 0 {
+		opErr.Index, opErr.Op = i, plan.Ops[i]
+	}
+	return fmt.Errorf("apply plan (%d ops), nothing changed: %w", len(plan.Ops), opErr)
+}
+
+func runCleanup(args []string, stdout, stderr io.Writer) error {
+	if err := parseFlags("cleanup", args, stderr, func(*pflag.FlagSet) {}); err != nil {
+		return err
+	}
+	k, err := kernel.Open(-1)
+	if err != nil {
+		return err
+	}
+	defer k.Close()
+	if err := k.Cleanup(); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "removed table ip kube-proxy and table ip6 kube-proxy")
+	return nil
+}

@@ -1,0 +1,55 @@
+package nft_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/nftproxy/nftproxy/nft"
+)
+
+func TestFakeIsAtomic(t *testing.T) {
+	f := nft.NewFake()
+	before := compile(cluster(5, 2))
+	converge(t, f, nil, before)
+	snapshot := canonical(f.Ruleset)
+
+	p := nft.Diff(before, compile(cluster(9, 2)))
+	f.FailAt, f.FailErr = len(p.Ops)/2, errors.New("injected")
+	err := f.Apply(p)
+	var opErr *nft.OpError
+	if !errors.As(err, &opErr) || opErr.Index != len(p.Ops)/2 {
+		t.Fatalf("Apply = %v, want an OpError at %d", err, len(p.Ops)/2)
+	}
+	if diff := cmp.Diff(snapshot, canonical(f.Ruleset)); diff != "" {
+		t.Fatalf("a failed plan changed the ruleset (-before +after):\n%s", diff)
+	}
+	if f.Transactions != 1 {
+		t.Fatalf("transactions = %d, want 1", f.Transactions)
+	}
+}
+
+func TestFakeRejectsLikeTheKernel(t *testing.T) {
+	rs := compile(cluster(2, 2))
+	tests := []struct {
+		name string
+		op   nft.Op
+		want error
+	}{
+		{"rule in missing chain", nft.Op{Kind: nft.AddRule, Family: nft.IPv4, Name: "nope", Rule: &nft.Rule{}}, nft.ErrNotFound},
+		{"delete chain in use", nft.Op{Kind: nft.DeleteChain, Family: nft.IPv4, Name: "services"}, nft.ErrBusy},
+		{"delete missing element", nft.Op{Kind: nft.DeleteElements, Family: nft.IPv4, Name: "cluster-ips",
+			Set: rs[nft.IPv4].Set("cluster-ips"), Elements: rs[nft.IPv6].Set("nodeport-ips").Elements}, nft.ErrNotFound},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := nft.NewFake()
+			converge(t, f, nil, rs)
+			err := f.Apply(&nft.Plan{Ops: []nft.Op{tc.op}})
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("Apply = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
