@@ -16,9 +16,16 @@ import (
 func Diff(committed, desired Ruleset) *Plan {
 	p := &Plan{Full: committed == nil}
 	for _, f := range Families {
-		p.Ops = append(p.Ops, diffTable(f, committed[f], desired[f], p.Full)...)
+		ops := diffTable(f, committed[f], desired[f], committed == nil)
+		p.Full = p.Full || replaces(ops)
+		p.Ops = append(p.Ops, ops...)
 	}
 	return p
+}
+
+// replaces reports whether ops rebuild a table from scratch.
+func replaces(ops []Op) bool {
+	return len(ops) > 2 && ops[1].Kind == DeleteTable && ops[2].Kind == AddTable
 }
 
 // diffTable returns the operations on family f's table. A full plan also

@@ -45,7 +45,7 @@ type Op struct {
 // Plan is the ordered operations of one atomic transaction.
 type Plan struct {
 	Ops []Op
-	// Full is true when the plan replaces whole tables.
+	// Full is true when the plan rebuilds at least one table from scratch.
 	Full bool
 }
 

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -15,31 +17,61 @@ import (
 // locating costs about log2(ops) aborted transactions.
 const locateLimit = 50000
 
+// phases records how long each step of a command took, for its output.
+type phases struct {
+	last  time.Time
+	steps []string
+}
+
+func newPhases() *phases { return &phases{last: time.Now()} }
+
+func (p *phases) done(name string) {
+	now := time.Now()
+	p.steps = append(p.steps, fmt.Sprintf("%s %.3fs", name, now.Sub(p.last).Seconds()))
+	p.last = now
+}
+
+func (p *phases) String() string { return strings.Join(p.steps, ", ") }
+
 func runApply(args []string, stdout, stderr io.Writer) error {
 	var m manifestFlags
 	if err := parseFlags("apply", args, stderr, m.register); err != nil {
 		return err
 	}
+	t := newPhases()
 	desired, err := m.compileManifests(stderr)
 	if err != nil {
 		return err
 	}
+	t.done("load+compile")
 	k, err := kernel.Open(-1)
 	if err != nil {
 		return err
 	}
 	defer k.Close()
+	plan, err := planFromKernel(k, desired, stderr)
+	if err != nil {
+		return err
+	}
+	t.done("read+plan")
+	if err := k.Apply(plan); err != nil {
+		return describeFailure(k, plan, err)
+	}
+	t.done("commit")
+	fmt.Fprintln(stdout, summary(plan))
+	fmt.Fprintln(stdout, "timings:", t)
+	return nil
+}
+
+// planFromKernel diffs against what the kernel holds now; if that cannot be
+// read, the plan replaces the tables whole.
+func planFromKernel(k *kernel.Kernel, desired nft.Ruleset, stderr io.Writer) (*nft.Plan, error) {
 	current, err := k.Read()
 	if err != nil {
 		fmt.Fprintf(stderr, "warning: %v: replacing the tables whole\n", err)
 		current = nil
 	}
-	plan := nft.Diff(current, desired)
-	if err := k.Apply(plan); err != nil {
-		return describeFailure(k, plan, err)
-	}
-	fmt.Fprintln(stdout, summary(plan))
-	return nil
+	return nft.Diff(current, desired), nil
 }
 
 // summary says what a committed plan changed.
