@@ -8,8 +8,9 @@ import (
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
 
-// Problem is an object the compiler could not program. The object is
-// skipped; everything else is still compiled.
+// Problem is an object, or a field of one, the compiler could not program
+// as asked: the part named by Field is left out or ignored, and everything
+// else is still compiled.
 type Problem struct {
 	Object string // "Service default/web"
 	Field  string // "spec.ports[0].nodePort"
@@ -149,13 +150,26 @@ func newBuilder(f Family, o Options) *builder {
 // tracked (fixed content such as node IPs) and duplicates are ignored.
 func (b *builder) addElement(set, owner string, e Element) (ok bool, other string) {
 	s := b.sets[set]
-	key := set + " " + s.KeyText(e.Key)
+	key := keySpace(set) + " " + s.KeyText(e.Key)
 	if prev, dup := b.owners[key]; dup {
 		return prev == owner, prev
 	}
 	b.owners[key] = owner
 	s.Elements = append(s.Elements, e)
 	return true, ""
+}
+
+// keySpace names the address space a set's keys live in: a Service IP and
+// port is claimed once whether it has endpoints (service-ips) or not
+// (no-endpoint-services), and likewise a NodePort.
+func keySpace(set string) string {
+	switch set {
+	case mapServiceIPs, mapNoEndpointServices:
+		return "service-ip"
+	case mapServiceNodePorts, mapNoEndpointNodePorts:
+		return "nodeport"
+	}
+	return set
 }
 
 func (b *builder) finish() *Table {

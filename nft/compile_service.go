@@ -43,6 +43,7 @@ func (c *compiler) service(b *builder, svc *model.Service) {
 	for _, ip := range clusterIPs {
 		b.addElement(setClusterIPs, "", Element{Key: []Value{{Addr: ip}}})
 	}
+	c.unsupported(b.family, svc)
 	for i, port := range svc.Ports {
 		proto, ok := protoNumbers[port.Protocol]
 		if !ok {
@@ -144,4 +145,28 @@ func addrsOf(ips []netip.Addr, f Family) []netip.Addr {
 		}
 	}
 	return out
+}
+
+// unsupported reports the Service fields this version compiles as if they
+// were unset, so that an operator is never misled into thinking they are
+// enforced. Reported once, with the first family.
+func (c *compiler) unsupported(f Family, svc *model.Service) {
+	if f != FamilyOf(svc.ClusterIPs[0]) {
+		return
+	}
+	fields := []struct {
+		set         bool
+		field, what string
+	}{
+		{len(svc.LoadBalancerSourceRanges) > 0, "spec.loadBalancerSourceRanges", "not enforced yet: every source is accepted"},
+		{svc.ExternalLocal, "spec.externalTrafficPolicy", "Local is not supported yet: treated as Cluster"},
+		{svc.InternalLocal, "spec.internalTrafficPolicy", "Local is not supported yet: treated as Cluster"},
+		{svc.AffinitySeconds > 0, "spec.sessionAffinity", "ClientIP is not supported yet: treated as None"},
+		{svc.TrafficDistribution != "", "spec.trafficDistribution", "not supported yet: ignored"},
+	}
+	for _, u := range fields {
+		if u.set {
+			c.problem(svc, u.field, u.what)
+		}
+	}
 }

@@ -57,7 +57,7 @@ func (m *manifestFlags) compileManifests(stderr io.Writer) (nft.Ruleset, error) 
 	}
 	rs, problems := nft.Compile(&res.Snapshot, node, nodeOptions(opts, node))
 	for _, p := range problems {
-		fmt.Fprintf(stderr, "warning: skipped: %v\n", p)
+		fmt.Fprintf(stderr, "warning: %v\n", p)
 	}
 	return rs, nil
 }

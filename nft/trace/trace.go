@@ -55,8 +55,10 @@ func (o Options) isLocal(a netip.Addr) bool {
 }
 
 // Trace returns every way packet p can go through table t, each with its
-// probability; the probabilities sum to 1. It fails on a table the kernel
-// would not load or that holds statements it cannot evaluate (nft.Foreign).
+// probability; the probabilities sum to 1. It fails when the walk meets
+// what the kernel would refuse to load (chains nested deeper than 16, dnat
+// outside nat prerouting and output, a key that does not fit its set) or
+// what it cannot evaluate (nft.Foreign).
 func Trace(t *nft.Table, p Packet, o Options) ([]Outcome, error) {
 	if t == nil {
 		return nil, errors.New("trace: nil table")

@@ -1,0 +1,64 @@
+package nft_test
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/proxy/model"
+)
+
+// TestCompileConflictAcrossMaps: a Service IP and port is claimed once,
+// whether the Service that claims it has endpoints or not.
+func TestCompileConflictAcrossMaps(t *testing.T) {
+	snap := cluster(2, 2)
+	snap.Slices[0].Endpoints = nil // ns/svc-0 has no endpoints and sorts first
+	snap.Services[1].ExternalIPs = []netip.Addr{snap.Services[0].ClusterIPs[0]}
+	rs, problems := nft.Compile(snap, testNode, nft.DefaultOptions())
+	want := []string{"Service ns/svc-1: spec.externalIPs[0]: 10.96.0.0 . tcp . 80 is already used by Service ns/svc-0"}
+	if diff := cmp.Diff(want, problemTexts(problems)); diff != "" {
+		t.Fatalf("problems (-want +got):\n%s", diff)
+	}
+	for _, e := range rs[nft.IPv4].Set("service-ips").Elements {
+		if e.Key[0].Addr == snap.Services[0].ClusterIPs[0] {
+			t.Fatalf("service-ips has the key owned by ns/svc-0: %v", e)
+		}
+	}
+}
+
+func TestCompileReportsUnsupportedFields(t *testing.T) {
+	snap := cluster(1, 1)
+	svc := &snap.Services[0]
+	svc.LoadBalancerSourceRanges = []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}
+	svc.ExternalLocal, svc.AffinitySeconds = true, 60
+	_, problems := nft.Compile(snap, testNode, nft.DefaultOptions())
+	got := strings.Join(problemTexts(problems), "\n")
+	for _, field := range []string{"spec.loadBalancerSourceRanges", "spec.externalTrafficPolicy", "spec.sessionAffinity"} {
+		if !strings.Contains(got, field) {
+			t.Errorf("no problem reported for %s; got:\n%s", field, got)
+		}
+	}
+}
+
+func TestCompileUnknownProtocolSkipsOnlyThatPort(t *testing.T) {
+	snap := cluster(1, 1)
+	snap.Services[0].Ports = append(snap.Services[0].Ports, model.ServicePort{Name: "x", Protocol: "ICMP", Port: 1})
+	rs, problems := nft.Compile(snap, testNode, nft.DefaultOptions())
+	if len(problems) != 1 || problems[0].Field != "spec.ports[1].protocol" {
+		t.Fatalf("problems = %v", problems)
+	}
+	if rs[nft.IPv4].Chain("service-ns/svc-0/tcp/http") == nil {
+		t.Fatal("the valid port was not compiled")
+	}
+}
+
+func problemTexts(ps []nft.Problem) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Error())
+	}
+	return out
+}
