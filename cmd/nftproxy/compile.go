@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/proxy"
 	"github.com/nftproxy/nftproxy/proxy/manifest"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
@@ -43,7 +44,7 @@ func (m *manifestFlags) compileManifests(stderr io.Writer) (nft.Ruleset, error) 
 	if len(m.files) == 0 {
 		return nil, fmt.Errorf("no manifests: pass -f PATH")
 	}
-	opts, err := loadOptions(m.config, stderr)
+	cfg, err := loadConfig(m.config, stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +56,7 @@ func (m *manifestFlags) compileManifests(stderr io.Writer) (nft.Ruleset, error) 
 	if err != nil {
 		return nil, err
 	}
-	rs, problems := nft.Compile(&res.Snapshot, node, nodeOptions(opts, node))
+	rs, problems := nft.Compile(&res.Snapshot, node, proxy.CompilerOptions(cfg, node))
 	for _, p := range problems {
 		fmt.Fprintf(stderr, "warning: %v\n", p)
 	}

@@ -4,16 +4,26 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/nftproxy/nftproxy/nft"
-	"github.com/nftproxy/nftproxy/proxy/model"
+	"github.com/nftproxy/nftproxy/config"
 )
 
-// TEMPORARY until config lands.
-func loadOptions(path string, stderr io.Writer) (nft.Options, error) {
+// loadConfig reads the --config file (ProxyConfiguration or
+// KubeProxyConfiguration), or returns the defaults when there is none.
+// Warnings about fields that do not apply are printed once.
+func loadConfig(path string, stderr io.Writer) (*config.Configuration, error) {
+	cfg := config.Default()
 	if path != "" {
-		return nft.Options{}, fmt.Errorf("config not yet supported")
+		var warnings []string
+		var err error
+		if cfg, warnings, err = config.Load(path); err != nil {
+			return nil, err
+		}
+		for _, w := range warnings {
+			fmt.Fprintf(stderr, "warning: %s: %s\n", path, w)
+		}
 	}
-	return nft.DefaultOptions(), nil
+	if err := config.Validate(cfg); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return cfg, nil
 }
-
-func nodeOptions(o nft.Options, node model.Node) nft.Options { return o }

@@ -1,0 +1,26 @@
+package proxy
+
+import (
+	"net/netip"
+
+	"github.com/nftproxy/nftproxy/config"
+	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/proxy/model"
+)
+
+// CompilerOptions maps a validated configuration and the Node onto the
+// compiler's options. The Node matters for detectLocalMode NodeCIDR, where
+// the Pods of this node are told apart by its spec.podCIDRs.
+func CompilerOptions(c *config.Configuration, node model.Node) nft.Options {
+	o := nft.DefaultOptions()
+	o.MasqueradeBit = int(c.MasqueradeBit)
+	o.MasqueradeAll = c.MasqueradeAll
+	o.NodePortAddresses = c.NodePortCIDRs()
+	switch c.DetectLocalMode {
+	case config.LocalModeNodeCIDR:
+		o.LocalCIDRs = append([]netip.Prefix(nil), node.PodCIDRs...)
+	default:
+		o.LocalCIDRs = c.ClusterCIDRs()
+	}
+	return o
+}
