@@ -1,0 +1,142 @@
+//go:build integration
+
+package integration
+
+import (
+	"errors"
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/nftproxy/nftproxy/integration/lab"
+	"github.com/nftproxy/nftproxy/nft"
+)
+
+// TestReadBack proves that the netlink reader decodes exactly what the
+// applier wrote (a diff against it is empty), and that when someone tampers
+// with our table through the nft binary, the diff from what is read back
+// notices and repairs it to the very same listing.
+func TestReadBack(t *testing.T) {
+	c := lab.NewCluster(t, 0)
+	p := newProxy(t, c)
+	p.sync(t, mixedSnapshot())
+	assertInSync(t, p)
+	before := nftIn(t, c.Node, "list", "ruleset")
+	for _, tc := range []struct {
+		tamper string
+		full   bool // the repair rebuilds a whole table
+	}{
+		{tamper: "flush chain ip kube-proxy services"},
+		{tamper: "delete element ip kube-proxy service-ips { 10.96.1.10 . tcp . 80 }"},
+		{tamper: "add element ip6 kube-proxy cluster-ips { fd00:96::9:9 }"},
+		{tamper: "add rule ip kube-proxy masquerading counter"},
+		{tamper: "add chain ip kube-proxy stray"},
+		{tamper: "flush chain ip kube-proxy service-test/big/tcp/http/b2"},
+		{tamper: "delete table ip6 kube-proxy", full: true},
+	} {
+		t.Run(tc.tamper, func(t *testing.T) {
+			nftIn(t, c.Node, strings.Fields(tc.tamper)...)
+			plan := nft.Diff(mustRead(t, p), p.committed)
+			if plan.Empty() || plan.Full != tc.full {
+				t.Fatalf("repair plan (full=%v, %d ops), want a non-empty plan with full=%v", plan.Full, len(plan.Ops), tc.full)
+			}
+			t.Logf("repair plan:\n%s", plan.Text())
+			if err := p.k.Apply(plan); err != nil {
+				t.Fatalf("apply repair: %v", err)
+			}
+			if diff := cmp.Diff(before, nftIn(t, c.Node, "list", "ruleset")); diff != "" {
+				t.Errorf("ruleset after repair (-before +after):\n%s", diff)
+			}
+			assertInSync(t, p)
+		})
+	}
+}
+
+func mustRead(t *testing.T, p *proxy) nft.Ruleset {
+	t.Helper()
+	rs, err := p.k.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+// assertInSync reads the tables back and wants no difference from what
+// was committed.
+func assertInSync(t *testing.T, p *proxy) {
+	t.Helper()
+	if plan := nft.Diff(mustRead(t, p), p.committed); !plan.Empty() {
+		t.Errorf("read back differs from what was committed; plan:\n%s", plan.Text())
+	}
+}
+
+// TestAtomicFailure proves that a transaction the kernel rejects in its
+// middle changes nothing (the listing is byte for byte the same), that the
+// connection still commits the next good plan, and that Locate names the
+// operation the kernel rejected.
+func TestAtomicFailure(t *testing.T) {
+	c := lab.NewCluster(t, 0)
+	p := newProxy(t, c)
+	p.sync(t, mixedSnapshot())
+	before := nftIn(t, c.Node, "list", "ruleset")
+	next := mixedSnapshot()
+	extra := []port{{name: "http", proto: "TCP", port: 80, target: 8080}}
+	next.Services = append(next.Services, service("extra", addrs("10.96.1.70"), extra...))
+	next.Slices = append(next.Slices, endpointSlices("extra", extra, addrs("10.244.1.7")...)...)
+	next.Slices[0].Endpoints = next.Slices[0].Endpoints[:1] // web-ipv4 loses an endpoint
+	desired := p.compile(t, next)
+	valid := nft.Diff(p.committed, desired)
+	if valid.Full || len(valid.Ops) < 4 {
+		t.Fatalf("want a partial plan of a few ops to break, got full=%v:\n%s", valid.Full, valid.Text())
+	}
+	for _, tc := range badOps(p.committed) {
+		t.Run(tc.name, func(t *testing.T) {
+			at := len(valid.Ops) / 2
+			plan := &nft.Plan{Ops: slices.Concat(valid.Ops[:at], []nft.Op{tc.op}, valid.Ops[at:])}
+			err := p.k.Apply(plan)
+			var opErr *nft.OpError
+			if !errors.As(err, &opErr) {
+				t.Fatalf("apply: err = %v, want an *nft.OpError", err)
+			}
+			t.Logf("apply: %v", err)
+			if diff := cmp.Diff(before, nftIn(t, c.Node, "list", "ruleset")); diff != "" {
+				t.Errorf("a failed transaction changed the ruleset (-before +after):\n%s", diff)
+			}
+			if i, err := p.k.Locate(plan); err != nil || i != at {
+				t.Errorf("Locate = %d, %v; want %d (%s)", i, err, at, tc.op)
+			}
+		})
+	}
+	t.Run("the good plan still commits", func(t *testing.T) {
+		if err := p.k.Apply(valid); err != nil {
+			t.Fatal(err)
+		}
+		p.committed = desired
+		assertInSync(t, p)
+	})
+}
+
+// badOps are operations the kernel refuses, each for its own reason.
+func badOps(committed nft.Ruleset) []struct {
+	name string
+	op   nft.Op
+} {
+	accept := &nft.Rule{Stmts: []nft.Stmt{nft.Verdict{Kind: nft.Accept}}}
+	serviceIPs := committed[nft.IPv4].Set("service-ips")
+	dangling := nft.Element{
+		Key:     []nft.Value{{Addr: netip.MustParseAddr("10.96.9.9")}, {Num: uint16(nft.ProtoTCP)}, {Num: 80}},
+		Verdict: nft.GotoChain("no-such-chain"),
+	}
+	return []struct {
+		name string
+		op   nft.Op
+	}{
+		{"rule in a missing chain", nft.Op{Kind: nft.AddRule, Family: nft.IPv4, Name: "no-such-chain", Rule: accept}},
+		{"delete a referenced chain", nft.Op{Kind: nft.DeleteChain, Family: nft.IPv6, Name: "mark-for-masquerade"}},
+		{"element pointing at a missing chain", nft.Op{Kind: nft.AddElements, Family: nft.IPv4, Name: "service-ips",
+			Set: serviceIPs, Elements: []nft.Element{dangling}}},
+	}
+}
