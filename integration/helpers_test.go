@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/nftproxy/nftproxy/integration/lab"
 	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/nft/kernel"
@@ -231,4 +233,10 @@ func mixedSnapshot() model.Snapshot {
 	}
 	add(service("big", addrs("10.96.1.60"), web[0]), web[:1], many)
 	return snap
+}
+
+// diffLines compares two texts line by line, for readable failures:
+// "" when equal, else cmp's (-want +got) report.
+func diffLines(want, got string) string {
+	return cmp.Diff(strings.Split(want, "\n"), strings.Split(got, "\n"))
 }

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/nftproxy/nftproxy/integration/lab"
 	"github.com/nftproxy/nftproxy/nft"
 )
@@ -47,7 +45,7 @@ func TestReadBack(t *testing.T) {
 			if err := p.k.Apply(plan); err != nil {
 				t.Fatalf("apply repair: %v", err)
 			}
-			if diff := cmp.Diff(before, nftIn(t, c.Node, "list", "ruleset")); diff != "" {
+			if diff := diffLines(before, nftIn(t, c.Node, "list", "ruleset")); diff != "" {
 				t.Errorf("ruleset after repair (-before +after):\n%s", diff)
 			}
 			assertInSync(t, p)
@@ -102,7 +100,7 @@ func TestAtomicFailure(t *testing.T) {
 				t.Fatalf("apply: err = %v, want an *nft.OpError", err)
 			}
 			t.Logf("apply: %v", err)
-			if diff := cmp.Diff(before, nftIn(t, c.Node, "list", "ruleset")); diff != "" {
+			if diff := diffLines(before, nftIn(t, c.Node, "list", "ruleset")); diff != "" {
 				t.Errorf("a failed transaction changed the ruleset (-before +after):\n%s", diff)
 			}
 			if i, err := p.k.Locate(plan); err != nil || i != at {

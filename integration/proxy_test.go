@@ -20,8 +20,9 @@ var (
 	allPorts = []port{tcpPort, udpPort, sctpPort}
 )
 
-// clusterIPs returns the ports without node ports: a ClusterIP Service's.
-func clusterIPs(ports []port) []port {
+// withoutNodePorts returns the ports without node ports: a ClusterIP
+// Service's.
+func withoutNodePorts(ports []port) []port {
 	out := make([]port, len(ports))
 	for i, p := range ports {
 		p.nodePort = 0
@@ -37,7 +38,7 @@ func TestClusterIP(t *testing.T) {
 	c := lab.NewCluster(t, 2)
 	p := newProxy(t, c)
 	b0, b1 := c.Backends[0], c.Backends[1]
-	ports := clusterIPs(allPorts)
+	ports := withoutNodePorts(allPorts)
 	p.sync(t, snapshot(service("web", addrs("10.96.0.10"), ports...), ports, b0.IPv4))
 	for _, pt := range ports {
 		t.Run(pt.name, func(t *testing.T) {
@@ -113,7 +114,7 @@ func TestHairpin(t *testing.T) {
 	c := lab.NewCluster(t, 1)
 	p := newProxy(t, c)
 	b := c.Backends[0]
-	ports := clusterIPs([]port{tcpPort, udpPort})
+	ports := withoutNodePorts([]port{tcpPort, udpPort})
 	svc := service("self", addrs("10.96.0.60", "fd00:96::60"), ports...)
 	p.sync(t, snapshot(svc, ports, b.IPv4, b.IPv6))
 	for _, pt := range ports {
@@ -148,7 +149,7 @@ func TestReject(t *testing.T) {
 	addUplink(t, c)
 	p := newProxy(t, c)
 	b := c.Backends[0]
-	ports := clusterIPs([]port{tcpPort, udpPort})
+	ports := withoutNodePorts([]port{tcpPort, udpPort})
 	web := service("web", addrs("10.96.0.10", "fd00:96::10"), ports...)
 	pending := service("pending", addrs("10.96.0.50", "fd00:96::50"), ports...)
 	p.sync(t, model.Snapshot{Services: []model.Service{web, pending}, Slices: endpointSlices("web", ports, b.IPv4, b.IPv6)})
@@ -197,7 +198,7 @@ func assertRefused(t *testing.T, ns *lab.NS, p lab.Proto, addr string) {
 func TestSpread(t *testing.T) {
 	c := lab.NewCluster(t, 3)
 	p := newProxy(t, c)
-	ports := []port{clusterIPs([]port{tcpPort})[0]}
+	ports := []port{withoutNodePorts([]port{tcpPort})[0]}
 	var eps []netip.Addr
 	for _, b := range c.Backends {
 		serve(t, ports[0], b, b.IPv4)
@@ -282,21 +283,28 @@ func TestIPv6(t *testing.T) {
 func TestUpdate(t *testing.T) {
 	c := lab.NewCluster(t, 2)
 	p := newProxy(t, c)
-	ports := []port{clusterIPs([]port{tcpPort})[0]}
+	ports := []port{withoutNodePorts([]port{tcpPort})[0]}
 	svc := service("moving", addrs("10.96.0.90"), ports...)
 	for _, b := range c.Backends {
 		serve(t, ports[0], b, b.IPv4)
 	}
 	p.sync(t, snapshot(svc, ports, c.Backends[0].IPv4))
 	assertAllTo(t, c, c.Backends[0])
-	for _, step := range []string{"to backend 1", "to a new backend"} {
-		t.Run(step, func(t *testing.T) {
-			b := c.Backends[1]
-			if step == "to a new backend" {
-				b = c.AddBackend(t)
-				serve(t, ports[0], b, b.IPv4)
-			}
+	for _, step := range []struct {
+		name string
+		to   func(t *testing.T) *lab.Backend
+	}{
+		{"to backend 1", func(*testing.T) *lab.Backend { return c.Backends[1] }},
+		{"to a new backend", func(t *testing.T) *lab.Backend {
+			b := c.AddBackend(t)
+			serve(t, ports[0], b, b.IPv4)
+			return b
+		}},
+	} {
+		t.Run(step.name, func(t *testing.T) {
+			b := step.to(t)
 			plan := p.sync(t, snapshot(svc, ports, b.IPv4))
+			t.Logf("plan:\n%s", plan.Text())
 			if plan.Full || plan.Empty() || len(plan.Ops) >= 10 {
 				t.Errorf("plan (full=%v, %d ops), want a small patch:\n%s", plan.Full, len(plan.Ops), plan.Text())
 			}

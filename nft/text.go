@@ -117,7 +117,7 @@ func (c *Chain) text(f Family) string {
 	fmt.Fprintf(&b, "\tchain %s {\n", c.Name)
 	if c.Base != nil {
 		fmt.Fprintf(&b, "\t\ttype %s hook %s priority %s; policy accept;\n",
-			c.Base.Type, c.Base.Hook, priorityText(c.Base.Priority))
+			c.Base.Type, c.Base.Hook, priorityText(c.Base.Hook, c.Base.Priority))
 	}
 	for _, r := range c.Rules {
 		fmt.Fprintf(&b, "\t\t%s\n", r.Text(f))
@@ -127,14 +127,22 @@ func (c *Chain) text(f Family) string {
 }
 
 // Standard priority names, as nft prints them for the ip and ip6 families.
+// hook is the only hook a name is valid on ("" for all): nft before 1.0.9
+// accepts dstnat only on prerouting and srcnat only on postrouting, and
+// lists other hooks' priorities as numbers.
 var priorityNames = []struct {
 	name  string
 	value int
-}{{"raw", -300}, {"mangle", -150}, {"dstnat", -100}, {"filter", 0}, {"security", 50}, {"srcnat", 100}}
+	hook  string
+}{{"raw", -300, ""}, {"mangle", -150, ""}, {"dstnat", -100, "prerouting"}, {"filter", 0, ""},
+	{"security", 50, ""}, {"srcnat", 100, "postrouting"}}
 
-func priorityText(p int) string {
+func priorityText(hook string, p int) string {
 	best, bestDist := "", 11
 	for _, n := range priorityNames {
+		if n.hook != "" && n.hook != hook {
+			continue
+		}
 		d := p - n.value
 		if d < 0 {
 			d = -d
