@@ -49,10 +49,7 @@ func runApply(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer k.Close()
-	plan, err := planFromKernel(k, desired, stderr)
-	if err != nil {
-		return err
-	}
+	plan := planFromKernel(k, desired, stderr)
 	t.done("read+plan")
 	if err := k.Apply(plan); err != nil {
 		return describeFailure(k, plan, err)
@@ -65,13 +62,13 @@ func runApply(args []string, stdout, stderr io.Writer) error {
 
 // planFromKernel diffs against what the kernel holds now; if that cannot be
 // read, the plan replaces the tables whole.
-func planFromKernel(k *kernel.Kernel, desired nft.Ruleset, stderr io.Writer) (*nft.Plan, error) {
+func planFromKernel(k *kernel.Kernel, desired nft.Ruleset, stderr io.Writer) *nft.Plan {
 	current, err := k.Read()
 	if err != nil {
 		fmt.Fprintf(stderr, "warning: %v: replacing the tables whole\n", err)
 		current = nil
 	}
-	return nft.Diff(current, desired), nil
+	return nft.Diff(current, desired)
 }
 
 // summary says what a committed plan changed.

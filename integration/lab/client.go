@@ -54,11 +54,7 @@ func requestTCP(ns *NS, src, addr string, timeout time.Duration) (string, error)
 }
 
 func requestUDP(ns *NS, src, addr string, timeout time.Duration) (string, error) {
-	local, err := parseSource(src)
-	if err != nil {
-		return "", err
-	}
-	remote, err := parseAddrPort(addr)
+	local, remote, err := parseEnds(src, addr)
 	if err != nil {
 		return "", err
 	}

@@ -55,15 +55,20 @@ func requestSCTP(ns *NS, src, addr string, timeout time.Duration) (string, error
 
 // requestStreamAddrs parses src and addr for requestStream.
 func requestStreamAddrs(ns *NS, proto int, src, addr string, timeout time.Duration) (string, error) {
-	local, err := parseSource(src)
-	if err != nil {
-		return "", err
-	}
-	remote, err := parseAddrPort(addr)
+	local, remote, err := parseEnds(src, addr)
 	if err != nil {
 		return "", err
 	}
 	return requestStream(ns, proto, local, remote, timeout)
+}
+
+// parseEnds parses a request's optional source and its destination.
+func parseEnds(src, addr string) (local, remote netip.AddrPort, err error) {
+	if local, err = parseSource(src); err != nil {
+		return local, remote, err
+	}
+	remote, err = parseAddrPort(addr)
+	return local, remote, err
 }
 
 // serveStream answers each connection accepted on ln until ln is closed.

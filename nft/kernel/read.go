@@ -71,13 +71,16 @@ func (k *Kernel) readSets(t *nft.Table, kt *nftables.Table) error {
 	return nil
 }
 
+// keySizes are the unpadded byte lengths of the key types we use.
+var keySizes = map[nft.DataType]int{nft.TypeIPv4Addr: 4, nft.TypeIPv6Addr: 16, nft.TypeInetProto: 1, nft.TypeInetService: 2}
+
 // decodeElement reverses encodeKey. A key of a type we do not use decodes
 // to zero values, which will not match any desired element.
 func decodeElement(s *nft.Set, e nftables.SetElement) nft.Element {
 	var out nft.Element
 	b := e.Key
 	for _, t := range s.Key {
-		size := map[nft.DataType]int{nft.TypeIPv4Addr: 4, nft.TypeIPv6Addr: 16, nft.TypeInetProto: 1, nft.TypeInetService: 2}[t]
+		size := keySizes[t]
 		var v nft.Value
 		if size == 0 || len(b) < size {
 			out.Key = append(out.Key, v)
