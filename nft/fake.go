@@ -25,6 +25,10 @@ type Fake struct {
 	// Transactions counts committed plans; LastOps is the size of the last.
 	Transactions int
 	LastOps      int
+	// Gen is the ruleset generation: like the kernel's, it moves with every
+	// committed transaction. A test that changes Ruleset behind the
+	// applier's back (an external change) bumps it too.
+	Gen uint32
 }
 
 var (
@@ -37,6 +41,9 @@ func NewFake() *Fake { return &Fake{Ruleset: Ruleset{}, FailAt: -1} }
 
 // Read returns a copy of the committed ruleset.
 func (f *Fake) Read() (Ruleset, error) { return f.Ruleset.Clone(), nil }
+
+// Generation returns the ruleset generation.
+func (f *Fake) Generation() (uint32, error) { return f.Gen, nil }
 
 // Apply applies p atomically.
 func (f *Fake) Apply(p *Plan) error {
@@ -54,6 +61,7 @@ func (f *Fake) Apply(p *Plan) error {
 		return &OpError{Index: -1, Err: err}
 	}
 	f.Ruleset = work
+	f.Gen++
 	f.Transactions++
 	f.LastOps = len(p.Ops)
 	return nil

@@ -1,0 +1,155 @@
+package dataplane
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"sort"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/kernel"
+	"github.com/nftproxy/nftproxy/proxy/model"
+)
+
+var testNode = model.Node{Name: "node-1", IPs: []netip.Addr{netip.MustParseAddr("198.51.100.1")}}
+
+// cluster returns n NodePort Services with eps ready endpoints each.
+func cluster(n, eps int) *model.Snapshot {
+	s := &model.Snapshot{}
+	for i := range n {
+		name := fmt.Sprintf("svc-%d", i)
+		s.Services = append(s.Services, model.Service{
+			Namespace: "ns", Name: name, Type: model.NodePort,
+			ClusterIPs: []netip.Addr{netip.AddrFrom4([4]byte{10, 96, byte(i >> 8), byte(i)})},
+			Ports:      []model.ServicePort{{Name: "http", Protocol: model.TCP, Port: 80, NodePort: uint16(30000 + i)}},
+		})
+		sl := model.EndpointSlice{Namespace: "ns", Name: name + "-abc", Service: name, AddressType: model.IPv4,
+			Ports: []model.EndpointPort{{Name: "http", Protocol: model.TCP, Port: 8080}}}
+		for j := range eps {
+			sl.Endpoints = append(sl.Endpoints, model.Endpoint{Ready: true,
+				Addresses: []netip.Addr{netip.AddrFrom4([4]byte{10, byte(i%200 + 1), byte(j >> 8), byte(j)})}})
+		}
+		s.Slices = append(s.Slices, sl)
+	}
+	return s
+}
+
+func input(s *model.Snapshot, changed ...string) Input {
+	in := Input{Snapshot: s, Node: testNode, Options: nft.DefaultOptions()}
+	if changed != nil {
+		in.Changed = map[string]bool{}
+		for _, c := range changed {
+			in.Changed[c] = true
+		}
+	}
+	return in
+}
+
+// canonical renders a ruleset with chains and sets sorted by name: order is
+// not part of what a table means (the kernel lists new chains last).
+func canonical(rs nft.Ruleset) string {
+	c := rs.Clone()
+	for _, t := range c {
+		sort.Slice(t.Chains, func(i, j int) bool { return t.Chains[i].Name < t.Chains[j].Name })
+		sort.Slice(t.Sets, func(i, j int) bool { return t.Sets[i].Name < t.Sets[j].Name })
+	}
+	return c.Text()
+}
+
+// mustSync syncs and checks that the fake then holds what snap compiles to.
+func mustSync(t *testing.T, d *Dataplane, f *nft.Fake, in Input) Result {
+	t.Helper()
+	res, err := d.Sync(in)
+	if err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	want, _ := nft.Compile(in.Snapshot, in.Node, in.Options)
+	if diff := cmp.Diff(canonical(want), canonical(f.Ruleset)); diff != "" {
+		t.Fatalf("kernel after sync (-want +got):\n%s", diff)
+	}
+	return res
+}
+
+func TestFirstSyncReplacesForeignTable(t *testing.T) {
+	tests := []struct {
+		name  string
+		table *nft.Table
+	}{
+		{"empty kernel", nil},
+		{"kube-proxy's layout", kubeProxyTable()},
+		{"our own table from a previous run", func() *nft.Table {
+			rs, _ := nft.Compile(cluster(3, 2), testNode, nft.DefaultOptions())
+			return rs[nft.IPv4]
+		}()},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := nft.NewFake()
+			if tc.table != nil {
+				f.Ruleset[nft.IPv4] = tc.table
+			}
+			res := mustSync(t, New(f), f, input(cluster(5, 2)))
+			if !res.Full || f.Transactions != 1 {
+				t.Fatalf("full=%v transactions=%d, want one full transaction", res.Full, f.Transactions)
+			}
+		})
+	}
+}
+
+// kubeProxyTable is a table in upstream kube-proxy's layout: other sets,
+// other chains, a rule we do not know.
+func kubeProxyTable() *nft.Table {
+	return &nft.Table{Family: nft.IPv4, Name: nft.TableName, Comment: "rules for kube-proxy",
+		Sets: []*nft.Set{{Name: "cluster-ips", Key: []nft.DataType{nft.TypeIPv4Addr}}},
+		Chains: []*nft.Chain{
+			{Name: "nat-prerouting", Base: &nft.Base{Type: "nat", Hook: "prerouting", Priority: -100},
+				Rules: []nft.Rule{{Stmts: []nft.Stmt{nft.JumpTo("services")}}}},
+			{Name: "services", Rules: []nft.Rule{{Stmts: []nft.Stmt{nft.Foreign{Desc: "vmap"}}}}},
+		}}
+}
+
+func TestSyncPartialAndIdle(t *testing.T) {
+	f := nft.NewFake()
+	d := New(f)
+	snap := cluster(20, 10)
+	mustSync(t, d, f, input(snap))
+
+	snap.Slices[7].Endpoints[3].Addresses[0] = netip.MustParseAddr("10.250.0.1")
+	res := mustSync(t, d, f, input(snap, "ns/svc-7"))
+	if res.Full || res.Repaired || res.Ops != 13 {
+		t.Fatalf("one endpoint changed: %+v, want a 13-op patch", res)
+	}
+	res = mustSync(t, d, f, input(snap))
+	if res.Ops != 0 || f.Transactions != 2 {
+		t.Fatalf("nothing changed: %+v after %d transactions, want no transaction", res, f.Transactions)
+	}
+}
+
+func TestFailureForcesFullSync(t *testing.T) {
+	f := nft.NewFake()
+	d := New(f)
+	snap := cluster(5, 2)
+	mustSync(t, d, f, input(snap))
+	before := canonical(f.Ruleset)
+
+	f.FailAt, f.FailErr = 0, errors.New("injected")
+	snap.Slices[1].Endpoints = nil
+	if _, err := d.Sync(input(snap, "ns/svc-1")); err == nil {
+		t.Fatal("sync succeeded with a failing applier")
+	}
+	if diff := cmp.Diff(before, canonical(f.Ruleset)); diff != "" {
+		t.Fatalf("a failed sync changed the kernel (-before +after):\n%s", diff)
+	}
+	f.FailAt, f.FailErr = -1, nil
+	if res := mustSync(t, d, f, input(snap)); !res.Full {
+		t.Fatalf("sync after a failure: %+v, want a full sync", res)
+	}
+}
+
+var (
+	_ Kernel = (*kernel.Kernel)(nil)
+	_ Kernel = (*nft.Fake)(nil)
+)

@@ -1,0 +1,72 @@
+package dataplane
+
+import (
+	"testing"
+
+	"github.com/nftproxy/nftproxy/nft"
+)
+
+// tamperings are changes somebody else makes to our table.
+var tamperings = []struct {
+	name string
+	fn   func(rs nft.Ruleset)
+}{
+	{"delete the table", func(rs nft.Ruleset) { delete(rs, nft.IPv4) }},
+	{"flush a chain", func(rs nft.Ruleset) { rs[nft.IPv4].Chain("service-ns/svc-2/tcp/http").Rules = nil }},
+	{"delete a map element", func(rs nft.Ruleset) {
+		s := rs[nft.IPv4].Set("service-ips")
+		s.Elements = s.Elements[1:]
+	}},
+	{"add a foreign rule", func(rs nft.Ruleset) {
+		c := rs[nft.IPv4].Chain("services")
+		c.Rules = append(c.Rules, nft.Rule{Stmts: []nft.Stmt{nft.Foreign{Desc: "counter"}}})
+	}},
+	{"add a foreign chain", func(rs nft.Ruleset) {
+		t := rs[nft.IPv4]
+		t.Chains = append(t.Chains, &nft.Chain{Name: "intruder"})
+	}},
+}
+
+func TestSyncRepairsExternalChanges(t *testing.T) {
+	for _, tc := range tamperings {
+		for _, bump := range []bool{true, false} {
+			name := tc.name + map[bool]string{true: ", generation moved", false: ", periodic resync"}[bump]
+			t.Run(name, func(t *testing.T) {
+				f := nft.NewFake()
+				d := New(f)
+				snap := cluster(5, 3)
+				mustSync(t, d, f, input(snap))
+				tc.fn(f.Ruleset)
+				in := input(snap)
+				if bump {
+					f.Gen++
+				} else {
+					in.Full = true
+				}
+				res := mustSync(t, d, f, in)
+				if !res.Repaired || res.Ops == 0 {
+					t.Fatalf("result %+v, want a repair", res)
+				}
+				if res = mustSync(t, d, f, input(snap)); res.Repaired || res.Ops != 0 {
+					t.Fatalf("sync after the repair: %+v, want nothing to do", res)
+				}
+			})
+		}
+	}
+}
+
+func TestResyncWithoutChangeRepairsNothing(t *testing.T) {
+	f := nft.NewFake()
+	d := New(f)
+	snap := cluster(5, 3)
+	mustSync(t, d, f, input(snap))
+	in := input(snap)
+	in.Full = true
+	if res := mustSync(t, d, f, in); res.Repaired || res.Ops != 0 {
+		t.Fatalf("resync of an untouched kernel: %+v, want nothing", res)
+	}
+	f.Gen += 5 // somebody else's tables changed, not ours
+	if res := mustSync(t, d, f, input(snap)); res.Repaired || res.Ops != 0 {
+		t.Fatalf("sync after foreign commits: %+v, want nothing", res)
+	}
+}
