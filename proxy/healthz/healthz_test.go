@@ -101,7 +101,7 @@ func TestBody(t *testing.T) {
 	var body struct {
 		LastUpdated  string `json:"lastUpdated"`
 		CurrentTime  string `json:"currentTime"`
-		NodeEligible *bool     `json:"nodeEligible"`
+		NodeEligible *bool  `json:"nodeEligible"`
 	}
 	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 		t.Fatalf("body %q: %v", rec.Body, err)

@@ -2,8 +2,8 @@ package tracker
 
 import (
 	"maps"
-	"slices"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
