@@ -17,3 +17,9 @@ test-integration:
 
 verify:
 	hack/verify.sh
+
+# The container image (deploy/Dockerfile) with docker, podman or buildah;
+# fails with the reason when none works. IMAGE=repo:tag to name it.
+.PHONY: image
+image:
+	hack/image.sh
