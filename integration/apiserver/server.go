@@ -1,0 +1,156 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/nftproxy/nftproxy/integration/lab"
+)
+
+// ServiceCIDR is the API server's --service-cluster-ip-range: ClusterIPs
+// of test Services come from it.
+var ServiceCIDR = netip.MustParsePrefix("10.96.0.0/16")
+
+// Addresses inside the namespace, on its loopback.
+const (
+	Address    = "127.0.0.1:6443"
+	etcdClient = "http://127.0.0.1:2379"
+	etcdPeer   = "http://127.0.0.1:2380"
+)
+
+// readyTimeout bounds the wait for /readyz; a loaded 2-core machine may
+// take a while to start kube-apiserver.
+const readyTimeout = 3 * time.Minute
+
+// Server is a running kube-apiserver with its etcd.
+type Server struct {
+	NS *lab.NS
+	// Config reaches the API server from the test process: its Dial
+	// creates sockets inside NS. QPS and Burst are high: tests create many
+	// objects.
+	Config *rest.Config
+	Client kubernetes.Interface
+	// Kubeconfig is the path of a kubeconfig file for a process running
+	// inside NS (server https://127.0.0.1:6443, the same credentials).
+	Kubeconfig string
+
+	apiserver, etcd *lab.Process
+}
+
+// Start runs etcd and kube-apiserver inside ns and returns once the API
+// server is ready; both stop at test cleanup. See the package doc.
+func Start(t testing.TB, ns *lab.NS) *Server {
+	t.Helper()
+	etcd := etcdBinary(t)
+	kas := kubeAPIServerBinary(t)
+	dir := t.TempDir()
+	p, err := newPKI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := p.files(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{NS: ns, Config: restConfig(ns, p), Kubeconfig: filepath.Join(dir, "kubeconfig")}
+	if err := writeKubeconfig(s.Kubeconfig, p); err != nil {
+		t.Fatal(err)
+	}
+	if s.Client, err = kubernetes.NewForConfig(s.Config); err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	s.etcd = ns.StartLogged(t, "etcd", filepath.Join(dir, "etcd.log"), etcdArgs(etcd, dataDir(t))...)
+	s.apiserver = ns.StartLogged(t, "kube-apiserver", filepath.Join(dir, "kube-apiserver.log"), apiserverArgs(kas, dir, files)...)
+	s.waitReady(t)
+	return s
+}
+
+// dataDir returns a directory on tmpfs for etcd's data, when there is one:
+// etcd syncs every write, and the scale tests write tens of thousands of
+// objects.
+func dataDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/dev/shm", "nftproxy-etcd-")
+	if err != nil {
+		return t.TempDir()
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
+}
+
+func etcdArgs(bin, data string) []string {
+	return []string{bin,
+		"--name=e2e",
+		"--data-dir=" + data,
+		"--listen-client-urls=" + etcdClient,
+		"--advertise-client-urls=" + etcdClient,
+		"--listen-peer-urls=" + etcdPeer,
+		"--initial-advertise-peer-urls=" + etcdPeer,
+		"--initial-cluster=e2e=" + etcdPeer,
+		"--logger=zap",
+	}
+}
+
+// apiserverArgs: certificate authentication (the client certificate is in
+// system:masters), RBAC for everyone else, and no endpoint reconciler: it
+// would try to publish 127.0.0.1 as the "kubernetes" Service's endpoint.
+func apiserverArgs(bin, dir string, files map[string]string) []string {
+	host, port, _ := net.SplitHostPort(Address)
+	args := []string{bin,
+		"--etcd-servers=" + etcdClient,
+		"--bind-address=" + host,
+		"--advertise-address=" + host,
+		"--secure-port=" + port,
+		"--cert-dir=" + dir,
+		"--service-cluster-ip-range=" + ServiceCIDR.String(),
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--authorization-mode=RBAC",
+		"--endpoint-reconciler-type=none",
+		"--enable-priority-and-fairness=false",
+		"--profiling=false",
+	}
+	for flag, path := range files {
+		args = append(args, fmt.Sprintf("--%s=%s", flag, path))
+	}
+	return args
+}
+
+// waitReady polls /readyz until it answers ok, failing the test early when
+// a process exits.
+func (s *Server) waitReady(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(readyTimeout)
+	var last error
+	for time.Now().Before(deadline) {
+		for _, p := range []*lab.Process{s.etcd, s.apiserver} {
+			if done, _ := p.Exited(); done {
+				t.Fatal(p.Failure())
+			}
+		}
+		if last = s.ready(); last == nil {
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Fatalf("kube-apiserver not ready after %v: %v", readyTimeout, last)
+}
+
+// ready asks /readyz once.
+func (s *Server) ready() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	body, err := s.Client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+	if err != nil {
+		return fmt.Errorf("readyz: %w: %s", err, body)
+	}
+	return nil
+}
