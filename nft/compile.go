@@ -40,37 +40,12 @@ func (n nodeInfo) isPrimary(a netip.Addr) bool {
 // Compile returns the tables nftproxy programs for snap on node. A table is
 // produced for each family that the node or any Service uses. Objects that
 // cannot be programmed are reported as Problems and left out.
+//
+// Compile is the from-scratch case of Compiled: the tables it returns are
+// exactly those a Compiled converges to through any sequence of updates.
 func Compile(snap *model.Snapshot, node model.Node, o Options) (Ruleset, []Problem) {
-	c := &compiler{
-		opts:   o,
-		node:   nodeInfo{name: node.Name, ips: node.IPs},
-		slices: indexSlices(snap.Slices),
-	}
-	rs := Ruleset{}
-	for _, f := range Families {
-		if !usesFamily(snap, node, f) {
-			continue
-		}
-		rs[f] = c.table(f, snap)
-	}
-	sort.SliceStable(c.problems, func(i, j int) bool { return c.problems[i].Object < c.problems[j].Object })
-	return rs, dedupeProblems(c.problems)
-}
-
-func usesFamily(snap *model.Snapshot, node model.Node, f Family) bool {
-	for _, ip := range node.IPs {
-		if FamilyOf(ip) == f {
-			return true
-		}
-	}
-	for i := range snap.Services {
-		for _, ip := range snap.Services[i].ClusterIPs {
-			if FamilyOf(ip) == f {
-				return true
-			}
-		}
-	}
-	return false
+	c := NewCompiled(snap, node, o)
+	return c.Ruleset(), c.Problems()
 }
 
 func indexSlices(slices []model.EndpointSlice) map[string][]*model.EndpointSlice {
@@ -95,88 +70,50 @@ func dedupeProblems(ps []Problem) []Problem {
 	return out
 }
 
+// compiler compiles one Service at a time (see compileService): the unit
+// of work that incremental syncs repeat for changed Services only.
 type compiler struct {
-	opts     Options
-	node     nodeInfo
-	slices   map[string][]*model.EndpointSlice
-	problems []Problem
+	opts   Options
+	node   nodeInfo
+	slices map[string][]*model.EndpointSlice
+	// problems of the Service being compiled, in the order found.
+	problems []unitProblem
 }
 
-// builder accumulates one family's table while Services are compiled.
-type builder struct {
+// unitProblem is a Problem of one Service; a claim conflict (claim >= 0)
+// is only a problem if the Service loses that claim, which depends on the
+// other Services and is settled when the table is assembled.
+type unitProblem struct {
+	Problem
 	family Family
-	table  *Table
-	sets   map[string]*Set
-	owners map[string]string // set name + element key -> owning Service
-	chains []*Chain          // per-Service chains, sorted at the end
+	claim  int // index into the family's builder.claims, -1 for none
 }
 
-func (c *compiler) table(f Family, snap *model.Snapshot) *Table {
-	b := newBuilder(f, c.opts)
-	for _, ip := range c.opts.nodePortIPs(c.node, f) {
-		b.addElement(setNodePortIPs, "", Element{Key: []Value{{Addr: ip}}})
+// compileService compiles svc in every family into a unit. The unit
+// depends only on svc, its EndpointSlices, the node and Options, never on
+// other Services: conflicts between Services are settled later, by claims.
+func (c *compiler) compileService(svc *model.Service) *unit {
+	c.problems = nil
+	u := &unit{key: svc.Key()}
+	for i, f := range Families {
+		b := newBuilder(f)
+		c.service(b, svc)
+		u.families[i] = b
+		u.uses[i] = len(addrsOf(svc.ClusterIPs, f)) > 0
 	}
-	for i := range snap.Services {
-		c.service(b, &snap.Services[i])
-	}
-	return b.finish()
+	u.problems = c.problems
+	return u
 }
 
-func newBuilder(f Family, o Options) *builder {
-	t := &Table{Family: f, Name: TableName}
-	b := &builder{family: f, table: t, sets: map[string]*Set{}, owners: map[string]string{}}
-	for _, spec := range sets {
-		s := &Set{Name: spec.name, Key: spec.key(f), Map: spec.isMap, Comment: spec.comment}
-		t.Sets = append(t.Sets, s)
-		b.sets[s.Name] = s
-	}
-	for _, bc := range baseChains {
-		base := bc.base
-		ch := &Chain{Name: bc.name, Base: &base}
-		for _, stmts := range bc.rules {
-			ch.Rules = append(ch.Rules, Rule{Stmts: stmts})
-		}
-		t.Chains = append(t.Chains, ch)
-	}
-	t.Chains = append(t.Chains, fixedChains(f, o)...)
-	if !o.MasqueradeAll && len(o.localCIDRs(f)) > 0 {
-		t.Chains = append(t.Chains, nonClusterChain(f, o))
-	}
-	return b
+func (c *compiler) problem(svc *model.Service, field, detail string) {
+	c.problems = append(c.problems, unitProblem{
+		Problem: Problem{Object: "Service " + svc.Key(), Field: field, Detail: detail}, claim: -1})
 }
 
-// addElement adds e to the named set unless another Service already owns
-// that key; it reports whether e was added. owner "" means no owner is
-// tracked (fixed content such as node IPs) and duplicates are ignored.
-func (b *builder) addElement(set, owner string, e Element) (ok bool, other string) {
-	s := b.sets[set]
-	key := keySpace(set) + " " + s.KeyText(e.Key)
-	if prev, dup := b.owners[key]; dup {
-		return prev == owner, prev
-	}
-	b.owners[key] = owner
-	s.Elements = append(s.Elements, e)
-	return true, ""
-}
-
-// keySpace names the address space a set's keys live in: a Service IP and
-// port is claimed once whether it has endpoints (service-ips) or not
-// (no-endpoint-services), and likewise a NodePort.
-func keySpace(set string) string {
-	switch set {
-	case mapServiceIPs, mapNoEndpointServices:
-		return "service-ip"
-	case mapServiceNodePorts, mapNoEndpointNodePorts:
-		return "nodeport"
-	}
-	return set
-}
-
-func (b *builder) finish() *Table {
-	sort.Slice(b.chains, func(i, j int) bool { return b.chains[i].Name < b.chains[j].Name })
-	b.table.Chains = append(b.table.Chains, b.chains...)
-	for _, s := range b.table.Sets {
-		s.SortElements()
-	}
-	return b.table
+// sortProblems orders problems by object, keeping each object's problems in
+// the order they were found, and drops repeats (a problem found in both
+// families).
+func sortProblems(ps []Problem) []Problem {
+	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Object < ps[j].Object })
+	return dedupeProblems(ps)
 }

@@ -41,7 +41,7 @@ func (c *compiler) service(b *builder, svc *model.Service) {
 		return
 	}
 	for _, ip := range clusterIPs {
-		b.addElement(setClusterIPs, "", Element{Key: []Value{{Addr: ip}}})
+		b.addElement(setClusterIPs, Element{Key: []Value{{Addr: ip}}})
 	}
 	c.unsupported(b.family, svc)
 	for i, port := range svc.Ports {
@@ -67,7 +67,7 @@ func (c *compiler) servicePort(b *builder, ref portRef, clusterIPs []netip.Addr)
 		c.element(b, ref, mapServiceIPs, "spec.clusterIPs", ref.key(ip), GotoChain(ref.serviceChain()))
 	}
 	for _, ep := range eps {
-		b.addElement(setHairpin, "", Element{Key: []Value{{Addr: ep.addr}, {Addr: ep.addr}}})
+		b.addElement(setHairpin, Element{Key: []Value{{Addr: ep.addr}, {Addr: ep.addr}}})
 	}
 	if len(external) == 0 && ref.port.NodePort == 0 {
 		return
@@ -101,18 +101,14 @@ func (c *compiler) noEndpoints(b *builder, ref portRef, clusterIPs []netip.Addr,
 	}
 }
 
-// element adds a map element owned by ref's Service. A key that another
-// Service already owns (two Services claiming one IP and port) is reported on
-// the later Service and left to the first.
+// element claims a map element for ref's Service. A key that another
+// Service claims as well (two Services claiming one IP and port) goes to the
+// first Service in the snapshot; the others get a Problem naming field
+// (settled when the table is assembled, see claims).
 func (c *compiler) element(b *builder, ref portRef, set, field string, key []Value, v Verdict) {
-	if ok, other := b.addElement(set, ref.svc.Key(), Element{Key: key, Verdict: v}); !ok {
-		text := b.sets[set].KeyText(key)
-		c.problem(ref.svc, field, fmt.Sprintf("%s is already used by Service %s", text, other))
-	}
-}
-
-func (c *compiler) problem(svc *model.Service, field, detail string) {
-	c.problems = append(c.problems, Problem{Object: "Service " + svc.Key(), Field: field, Detail: detail})
+	i := b.claimElement(set, ref.svc.Key(), field, Element{Key: key, Verdict: v})
+	c.problems = append(c.problems, unitProblem{
+		Problem: Problem{Object: ref.object, Field: field}, family: b.family, claim: i})
 }
 
 type externalIP struct {

@@ -1,0 +1,92 @@
+package nft
+
+// unit is the compiled output of one Service: what it adds to each
+// family's table. Units are immutable once built.
+type unit struct {
+	key      string
+	families [2]*builder // indexed like Families
+	uses     [2]bool     // the Service has a ClusterIP of that family
+	problems []unitProblem
+}
+
+func familyIndex(f Family) int {
+	if f == IPv6 {
+		return 1
+	}
+	return 0
+}
+
+// builder accumulates what one Service adds to one family's table: its
+// chains and the set and map elements it asks for.
+type builder struct {
+	family Family
+	sets   map[string]*Set // definitions only (for KeyText); never hold elements
+	chains []*Chain
+	claims []claim
+}
+
+// claim is an element a Service asks for. An owned claim (owner set) is
+// exclusive: when several Services claim one key, the first in the
+// snapshot gets it and the others get a Problem. A shared claim (owner "")
+// may be made by any number of Services; the element exists while one does.
+type claim struct {
+	set   string
+	owner string
+	field string // what the owner claims it with, for the Problem
+	key   string // claimKey(set, elem)
+	elem  Element
+}
+
+func newBuilder(f Family) *builder {
+	return &builder{family: f, sets: setDefs[familyIndex(f)]}
+}
+
+// setDefs are each family's set definitions, without elements.
+var setDefs = func() [2]map[string]*Set {
+	var out [2]map[string]*Set
+	for i, f := range Families {
+		out[i] = map[string]*Set{}
+		for _, spec := range sets {
+			out[i][spec.name] = &Set{Name: spec.name, Key: spec.key(f), Map: spec.isMap, Comment: spec.comment}
+		}
+	}
+	return out
+}()
+
+// addElement adds e to the named set as shared content: elements several
+// Services may add alike (a ClusterIP, a hairpin pair).
+func (b *builder) addElement(set string, e Element) {
+	b.claims = append(b.claims, claim{set: set, key: claimKey(set, b.sets[set], e.Key), elem: e})
+}
+
+// claimElement asks for e in the named set on behalf of owner, naming the
+// field that asks for it. It returns the claim's index. A key the same
+// owner already claimed is not claimed twice: the first claim stands.
+func (b *builder) claimElement(set, owner, field string, e Element) int {
+	key := claimKey(set, b.sets[set], e.Key)
+	for i, c := range b.claims {
+		if c.key == key && c.owner == owner {
+			return i
+		}
+	}
+	b.claims = append(b.claims, claim{set: set, owner: owner, field: field, key: key, elem: e})
+	return len(b.claims) - 1
+}
+
+// claimKey identifies what a claim is exclusive over. A Service IP and
+// port is claimed once whether it has endpoints (service-ips) or not
+// (no-endpoint-services), and likewise a NodePort.
+func claimKey(set string, s *Set, key []Value) string {
+	return keySpace(set) + " " + s.KeyText(key)
+}
+
+// keySpace names the address space a set's keys live in.
+func keySpace(set string) string {
+	switch set {
+	case mapServiceIPs, mapNoEndpointServices:
+		return "service-ip"
+	case mapServiceNodePorts, mapNoEndpointNodePorts:
+		return "nodeport"
+	}
+	return set
+}

@@ -1,0 +1,224 @@
+package nft
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/nftproxy/nftproxy/proxy/model"
+)
+
+// Compiled is a compiled ruleset kept Service by Service, so that a sync
+// after a change recompiles and diffs only the Services that changed (see
+// Update). It is pure like Compile: no clock, no I/O.
+//
+// A Compiled describes the desired state only; whether the kernel holds it
+// is the caller's business (see proxy/dataplane).
+type Compiled struct {
+	opts  Options
+	node  nodeInfo
+	units map[string]*unit
+	// order is each Service's position in the latest snapshot: the first
+	// Service wins a key that several claim.
+	order map[string]int
+	fams  [2]*familyState
+	// troubled holds the units that have problems.
+	troubled map[string]*unit
+}
+
+// familyState is what all units add up to in one family: who claims each
+// exclusive key and who wins it, and how many units add each shared element.
+type familyState struct {
+	family   Family
+	nodeUses bool // the node has an address of this family
+	services int  // Services with a ClusterIP of this family
+	contests map[string]*contest
+	shared   map[string]*sharedElement
+	// contested holds the keys with more than one claimant, which are
+	// settled again on every update.
+	contested map[string]bool
+}
+
+type contest struct {
+	claims []*claim
+	winner *claim // nil when nobody claims the key
+}
+
+type sharedElement struct {
+	set   string
+	elem  Element
+	count int
+}
+
+// NewCompiled compiles every Service of snap.
+func NewCompiled(snap *model.Snapshot, node model.Node, o Options) *Compiled {
+	c := &Compiled{
+		opts:     o,
+		node:     nodeInfo{name: node.Name, ips: node.IPs},
+		units:    make(map[string]*unit, len(snap.Services)),
+		order:    orderOf(snap),
+		troubled: map[string]*unit{},
+	}
+	for i, f := range Families {
+		c.fams[i] = newFamilyState(f, node)
+	}
+	comp := &compiler{opts: o, node: c.node, slices: indexSlices(snap.Slices)}
+	for i := range snap.Services {
+		key := snap.Services[i].Key()
+		if c.units[key] != nil {
+			continue // a duplicate: the first one counts
+		}
+		u := comp.compileService(&snap.Services[i])
+		c.setUnit(key, u)
+		for fi, fs := range c.fams {
+			fs.add(u, fi)
+		}
+	}
+	for _, fs := range c.fams {
+		for _, ct := range fs.contests {
+			ct.settle(c.order)
+		}
+	}
+	return c
+}
+
+func newFamilyState(f Family, node model.Node) *familyState {
+	fs := &familyState{family: f, contests: map[string]*contest{}, shared: map[string]*sharedElement{}, contested: map[string]bool{}}
+	for _, ip := range node.IPs {
+		fs.nodeUses = fs.nodeUses || FamilyOf(ip) == f
+	}
+	return fs
+}
+
+func orderOf(snap *model.Snapshot) map[string]int {
+	order := make(map[string]int, len(snap.Services))
+	for i := range snap.Services {
+		key := snap.Services[i].Key()
+		if _, dup := order[key]; !dup {
+			order[key] = i
+		}
+	}
+	return order
+}
+
+func (c *Compiled) setUnit(key string, u *unit) {
+	delete(c.troubled, key)
+	if u == nil {
+		delete(c.units, key)
+		return
+	}
+	c.units[key] = u
+	if len(u.problems) > 0 {
+		c.troubled[key] = u
+	}
+}
+
+func (fs *familyState) used() bool { return fs.nodeUses || fs.services > 0 }
+
+// add records what u adds to the family, without settling contests.
+func (fs *familyState) add(u *unit, fi int) {
+	if u.uses[fi] {
+		fs.services++
+	}
+	for i := range u.families[fi].claims {
+		cl := &u.families[fi].claims[i]
+		if cl.owner == "" {
+			fs.addShared(cl)
+			continue
+		}
+		ct := fs.contests[cl.key]
+		if ct == nil {
+			ct = &contest{}
+			fs.contests[cl.key] = ct
+		}
+		ct.claims = append(ct.claims, cl)
+		if len(ct.claims) > 1 {
+			fs.contested[cl.key] = true
+		}
+	}
+}
+
+func (fs *familyState) addShared(cl *claim) {
+	se := fs.shared[cl.key]
+	if se == nil {
+		se = &sharedElement{set: cl.set, elem: cl.elem}
+		fs.shared[cl.key] = se
+	}
+	se.count++
+}
+
+// remove takes back what u added; contests are settled by the caller.
+func (fs *familyState) remove(u *unit, fi int) {
+	if u.uses[fi] {
+		fs.services--
+	}
+	for i := range u.families[fi].claims {
+		cl := &u.families[fi].claims[i]
+		if cl.owner == "" {
+			fs.shared[cl.key].count--
+			continue
+		}
+		ct := fs.contests[cl.key]
+		ct.claims = slices.DeleteFunc(ct.claims, func(x *claim) bool { return x == cl })
+		if len(ct.claims) < 2 {
+			delete(fs.contested, cl.key)
+		}
+	}
+}
+
+// settle gives the key to the claimant that comes first in the snapshot.
+func (ct *contest) settle(order map[string]int) {
+	ct.winner = nil
+	best := math.MaxInt
+	for _, cl := range ct.claims {
+		pos, ok := order[cl.owner]
+		if !ok {
+			pos = math.MaxInt - 1 // gone from the snapshot but not reported changed
+		}
+		if pos < best {
+			best, ct.winner = pos, cl
+		}
+	}
+}
+
+// Problems returns the objects, or fields, left out, sorted by object.
+func (c *Compiled) Problems() []Problem {
+	keys := make([]string, 0, len(c.troubled))
+	for k := range c.troubled {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return c.position(keys[i]) < c.position(keys[j]) })
+	var out []Problem
+	for _, k := range keys {
+		out = append(out, c.unitProblems(c.troubled[k])...)
+	}
+	return sortProblems(out)
+}
+
+func (c *Compiled) position(key string) int {
+	if pos, ok := c.order[key]; ok {
+		return pos
+	}
+	return math.MaxInt
+}
+
+// unitProblems returns u's problems, with the claims it lost.
+func (c *Compiled) unitProblems(u *unit) []Problem {
+	var out []Problem
+	for _, p := range u.problems {
+		if p.claim < 0 {
+			out = append(out, p.Problem)
+			continue
+		}
+		fi := familyIndex(p.family)
+		cl := &u.families[fi].claims[p.claim]
+		w := c.fams[fi].contests[cl.key].winner
+		if w == nil || w.owner == u.key {
+			continue
+		}
+		p.Detail = fmt.Sprintf("%s is already used by Service %s", setDefs[fi][cl.set].KeyText(cl.elem.Key), w.owner)
+		out = append(out, p.Problem)
+	}
+	return out
+}
