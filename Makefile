@@ -23,3 +23,12 @@ verify:
 .PHONY: image
 image:
 	hack/image.sh
+
+# Benchmarks (root; own network namespaces; not part of `make test`).
+# BENCH_ARGS passes flags, e.g. BENCH_ARGS="-sizes 1000x10 -runs 3".
+.PHONY: bench bench-dataplane
+bench:
+	BENCH_ARGS="$(BENCH_ARGS)" hack/bench.sh
+
+bench-dataplane:
+	BENCH_ARGS="$(BENCH_ARGS)" hack/bench-dataplane.sh
