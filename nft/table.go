@@ -108,6 +108,16 @@ type Set struct {
 	Map      bool
 	Comment  string
 	Elements []Element
+	// Data are the value types of a data map (Map true): nil for a verdict
+	// map.
+	Data []DataType
+	// Interval lets key parts be prefixes (flags interval).
+	Interval bool
+	// Dynamic sets are filled from the packet path (flags dynamic,timeout):
+	// their elements belong to the kernel, never to a plan.
+	Dynamic bool
+	// Size bounds the number of elements; 0 is the kernel's default.
+	Size uint32
 }
 
 // Value is one part of an element key: Addr for address types, Num for
@@ -115,12 +125,17 @@ type Set struct {
 type Value struct {
 	Addr netip.Addr
 	Num  uint16
+	// Prefix is an address range, in interval sets; it is used instead of
+	// Addr when valid.
+	Prefix netip.Prefix
 }
 
 // Element is a set element, or a map element with its verdict.
 type Element struct {
 	Key     []Value
 	Verdict Verdict
+	// Data is a data map element's value.
+	Data []Value
 }
 
 // SortElements sorts s's elements by their text so that output and plans

@@ -44,6 +44,7 @@ func (s *Set) text(f Family) string {
 		kind = "map"
 	}
 	fmt.Fprintf(&b, "\t%s %s {\n\t\ttype %s\n", kind, s.Name, s.TypeText())
+	b.WriteString(s.flagsText())
 	if s.Comment != "" {
 		fmt.Fprintf(&b, "\t\tcomment %q\n", s.Comment)
 	}
@@ -66,7 +67,7 @@ func (s *Set) TypeText() string {
 	}
 	text := strings.Join(parts, " . ")
 	if s.Map {
-		text += " : verdict"
+		text += " : " + s.dataTypeText()
 	}
 	return text
 }
@@ -83,7 +84,10 @@ func (s *Set) KeyText(key []Value) string {
 // ElementText renders one element: "10.96.0.1 . tcp . 80 : goto service-…".
 func (s *Set) ElementText(e Element) string {
 	text := s.KeyText(e.Key)
-	if s.Map {
+	switch {
+	case s.Map && len(s.Data) > 0:
+		text += " : " + s.DataText(e.Data)
+	case s.Map:
 		text += " : " + e.Verdict.String()
 	}
 	return text
@@ -96,7 +100,7 @@ func valueText(t DataType, v Value) string {
 	case TypeInetService:
 		return strconv.Itoa(int(v.Num))
 	default:
-		return v.Addr.String()
+		return addrValueText(v)
 	}
 }
 

@@ -67,6 +67,12 @@ func encodeStmt(f nft.Family, s nft.Stmt) ([]expr.Any, error) {
 		return []expr.Any{encodeReject(f)}, nil
 	case nft.Verdict:
 		return []expr.Any{encodeVerdict(s)}, nil
+	case nft.UpdateSet:
+		return encodeUpdateSet(f, s), nil
+	case nft.DNATMap:
+		return encodeDNATMap(f, s), nil
+	case nft.MatchFibLocal:
+		return encodeFibLocal(), nil
 	}
 	return nil, fmt.Errorf("statement %T cannot be encoded", s)
 }
@@ -236,7 +242,7 @@ func encodeKey(types []nft.DataType, key []nft.Value) []byte {
 		case nft.TypeInetService:
 			b = binaryutil.BigEndian.PutUint16(key[i].Num)
 		default:
-			b = key[i].Addr.AsSlice()
+			b = addrKeyBytes(key[i])
 		}
 		if len(types) > 1 {
 			for len(b)%4 != 0 {

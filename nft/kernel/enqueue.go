@@ -78,10 +78,11 @@ func newSet(t *nftables.Table, s *nft.Set) *nftables.Set {
 	if len(types) > 1 {
 		key, _ = nftables.ConcatSetType(types...) // at most 3 parts, never too many
 	}
-	set := &nftables.Set{Table: t, Name: s.Name, KeyType: key, Concatenation: len(types) > 1, Comment: s.Comment}
+	set := &nftables.Set{Table: t, Name: s.Name, KeyType: key, Concatenation: len(types) > 1, Comment: s.Comment,
+		Interval: s.Interval, Dynamic: s.Dynamic, HasTimeout: s.Dynamic, Size: s.Size}
 	if s.Map {
 		set.IsMap = true
-		set.DataType = nftables.TypeVerdict
+		set.DataType = mapDataType(s)
 	}
 	return set
 }
@@ -90,7 +91,13 @@ func encodeElements(s *nft.Set, elems []nft.Element) []nftables.SetElement {
 	out := make([]nftables.SetElement, len(elems))
 	for i, e := range elems {
 		out[i].Key = encodeKey(s.Key, e.Key)
-		if s.Map {
+		if s.Interval {
+			out[i].KeyEnd = encodeKeyEnd(s.Key, e.Key)
+		}
+		switch {
+		case s.Map && len(s.Data) > 0:
+			out[i].Val = encodeKey(s.Data, e.Data)
+		case s.Map:
 			out[i].VerdictData = encodeVerdict(e.Verdict)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/binaryutil"
@@ -54,9 +53,11 @@ func (k *Kernel) readSets(t *nft.Table, kt *nftables.Table) error {
 		return fmt.Errorf("list sets: %w", err)
 	}
 	for _, ks := range sets {
-		s := &nft.Set{Name: ks.Name, Map: ks.IsMap, Comment: ks.Comment}
-		for _, name := range strings.Split(ks.KeyType.Name, " . ") {
-			s.Key = append(s.Key, nft.DataType(name))
+		s := decodeSet(ks)
+		if s.Dynamic {
+			// Filled by the packet path: its elements are not ours to diff.
+			t.Sets = append(t.Sets, s)
+			continue
 		}
 		elems, err := k.conn.GetSetElements(ks)
 		if err != nil {
@@ -100,8 +101,14 @@ func decodeElement(s *nft.Set, e nftables.SetElement) nft.Element {
 		}
 		b = b[min(size, len(b)):]
 	}
-	if s.Map {
+	switch {
+	case s.Map && len(s.Data) > 0:
+		out.Data = decodeElement(&nft.Set{Key: s.Data}, nftables.SetElement{Key: e.Val}).Key
+	case s.Map:
 		out.Verdict = decodeVerdictData(e.Val)
+	}
+	if s.Interval {
+		out.Key = toPrefixes(s, out.Key, e.KeyEnd)
 	}
 	return out
 }

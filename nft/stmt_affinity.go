@@ -1,0 +1,39 @@
+package nft
+
+import "fmt"
+
+// UpdateSet adds the concatenation of Keys to a dynamic map, mapped to
+// Data, or refreshes the timeout of an element already there (keeping its
+// data): `update @affinity { key timeout 3h : data }`. Session affinity
+// records the endpoint a client was sent to with it.
+type UpdateSet struct {
+	Set     string
+	Keys    []Field
+	Timeout uint32 // seconds
+	Data    []Value
+	// DataTypes are the types of Data, for rendering: the map's value types.
+	DataTypes []DataType
+}
+
+// DNATMap rewrites the destination to the address and port a data map holds
+// for the concatenation of Keys; when the map holds nothing for the key the
+// rule ends there, like a failed match: `dnat ip to key map @affinity`.
+type DNATMap struct {
+	Keys []Field
+	Map  string
+}
+
+func (u UpdateSet) text(f Family) string {
+	s := &Set{Data: u.DataTypes}
+	return fmt.Sprintf("update @%s { %s timeout %s : %s }", u.Set, keysText(f, u.Keys), durationText(u.Timeout), s.DataText(u.Data))
+}
+
+func (d DNATMap) text(f Family) string {
+	return fmt.Sprintf("dnat %s to %s map @%s", f, keysText(f, d.Keys), d.Map)
+}
+
+// MatchFibLocal matches packets whose source address is one of the node's
+// own (`fib saddr type local`): traffic the node itself sends.
+type MatchFibLocal struct{}
+
+func (MatchFibLocal) text(Family) string { return "fib saddr type local" }
