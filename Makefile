@@ -1,7 +1,7 @@
 # The Makefile only dispatches: the logic lives in hack/*.sh.
 GO ?= go
 
-.PHONY: build test test-unit test-integration verify
+.PHONY: build test test-unit test-integration test-e2e demo verify
 
 build:
 	hack/build.sh
@@ -14,6 +14,14 @@ test-unit:
 # Real-kernel tests: as root, in network namespaces the tests create.
 test-integration:
 	hack/test-integration.sh
+
+# The real nftproxy against a real kube-apiserver and etcd, as root.
+test-e2e:
+	hack/test-e2e.sh
+
+# A tour: API server, Services of each type, backends, nftproxy, requests.
+demo:
+	hack/demo.sh
 
 verify:
 	hack/verify.sh

@@ -1,0 +1,132 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/nftproxy/nftproxy/integration/apiserver"
+	"github.com/nftproxy/nftproxy/integration/lab"
+)
+
+const (
+	// NodeName is the Node object of the lab's node, nftproxy's
+	// --hostname-override.
+	NodeName = "node-1"
+	// Namespace holds the tests' Services and EndpointSlices.
+	Namespace = "e2e"
+	// BackendPort is where every backend serves TCP.
+	BackendPort = 8080
+)
+
+// Env is a lab cluster with an API server in its node namespace.
+type Env struct {
+	Lab  *lab.Cluster
+	API  *apiserver.Server
+	Kube kubernetes.Interface
+	// Ctx bounds API calls; it ends at test cleanup.
+	Ctx context.Context
+	dir string
+}
+
+// New builds the environment with n backends; see the package doc.
+func New(t testing.TB, n int) *Env {
+	t.Helper()
+	c := lab.NewCluster(t, n)
+	api := apiserver.Start(t, c.Node)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	e := &Env{Lab: c, API: api, Kube: api.Client, Ctx: ctx, dir: t.TempDir()}
+	for _, b := range c.Backends {
+		lab.ServeTCP(t, b.NS, lab.AddrPort(b.IPv4, BackendPort), b.Name)
+	}
+	e.Create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}})
+	e.Create(t, e.node())
+	return e
+}
+
+// node is the Node object of the lab's node, with its addresses.
+func (e *Env) node() *corev1.Node {
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: NodeName, Labels: map[string]string{corev1.LabelHostname: NodeName}},
+		Spec: corev1.NodeSpec{
+			PodCIDR:  lab.ClusterCIDRv4.String(),
+			PodCIDRs: []string{lab.ClusterCIDRv4.String(), lab.ClusterCIDRv6.String()},
+		},
+		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{
+			{Type: corev1.NodeInternalIP, Address: e.Lab.NodeIPv4.String()},
+			{Type: corev1.NodeInternalIP, Address: e.Lab.NodeIPv6.String()},
+		}},
+	}
+}
+
+// ProxyArgs are the flags StartProxy always passes; the cluster CIDRs make
+// traffic from the external client masqueraded, as in a cluster.
+func (e *Env) ProxyArgs() []string {
+	return []string{
+		"--kubeconfig=" + e.API.Kubeconfig,
+		"--hostname-override=" + NodeName,
+		"--cluster-cidr=" + lab.ClusterCIDRv4.String() + "," + lab.ClusterCIDRv6.String(),
+		"--v=2",
+	}
+}
+
+// StartProxy runs nftproxy in the node namespace with ProxyArgs and extra
+// flags. Each call logs to a new file, so a restarted proxy's log is its
+// own.
+func (e *Env) StartProxy(t testing.TB, extra ...string) *lab.Process {
+	t.Helper()
+	bin := Binary(t)
+	log, err := os.CreateTemp(e.dir, "nftproxy-*.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = log.Close()
+	args := append(append([]string{bin}, e.ProxyArgs()...), extra...)
+	return e.Lab.Node.StartLogged(t, "nftproxy", log.Name(), args...)
+}
+
+var binary struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// Binary returns $NFTPROXY or an nftproxy built once per test process.
+func Binary(t testing.TB) string {
+	t.Helper()
+	binary.once.Do(func() { binary.path, binary.err = findBinary() })
+	if binary.err != nil {
+		t.Fatalf("nftproxy binary: %v", binary.err)
+	}
+	return binary.path
+}
+
+func findBinary() (string, error) {
+	if p := os.Getenv("NFTPROXY"); p != "" {
+		return filepath.Abs(p)
+	}
+	dir, err := os.MkdirTemp("", "nftproxy-e2e-bin-")
+	if err != nil {
+		return "", err
+	}
+	// The directory outlives tests of one process; it is small and in /tmp.
+	path := filepath.Join(dir, "nftproxy")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "go", "build", "-o", path, "github.com/nftproxy/nftproxy/cmd/nftproxy").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %w: %s", err, strings.TrimSpace(string(out)))
+	}
+	return path, nil
+}
