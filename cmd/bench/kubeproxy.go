@@ -249,20 +249,11 @@ func writeEndpointChain(w io.Writer, p *kpPort, e kpEndpoint, flush bool) {
 // port and its map elements. externalTrafficPolicy: Local short-circuits pod
 // and node traffic and sends the rest to the local endpoints only.
 func writeExternal(w io.Writer, p *kpPort, o kpOptions) error {
-	if p.port.NodePort == 0 && len(p.svc.LoadBalancerIPs) == 0 && len(p.svc.ExternalIPs) == 0 {
+	if !p.external() {
 		return nil
 	}
-	ext, svc := p.externalChain(), p.serviceChain()
-	fmt.Fprintf(w, "add chain %s %s\n", kpTable, ext)
-	if p.svc.ExternalLocal {
-		fmt.Fprintf(w, "add rule %s %s ip saddr %s goto %s comment \"short-circuit pod traffic\"\n", kpTable, ext, o.ClusterCIDR, svc)
-		fmt.Fprintf(w, "add rule %s %s fib saddr type local jump mark-for-masquerade comment \"masquerade local traffic\"\n", kpTable, ext)
-		fmt.Fprintf(w, "add rule %s %s fib saddr type local goto %s comment \"short-circuit local traffic\"\n", kpTable, ext, svc)
-		writeLocalChain(w, p, ext)
-	} else {
-		fmt.Fprintf(w, "add rule %s %s jump mark-for-masquerade\n", kpTable, ext)
-		fmt.Fprintf(w, "add rule %s %s goto %s\n", kpTable, ext, svc)
-	}
+	ext := p.externalChain()
+	writeExternalChains(w, p, o, false)
 	for _, ip := range append(append([]netip.Addr(nil), p.svc.ExternalIPs...), p.svc.LoadBalancerIPs...) {
 		fmt.Fprintf(w, "add element %s service-ips { %s . %s . %d : goto %s }\n", kpTable, ip, p.proto, p.port.Port, ext)
 	}
@@ -273,9 +264,28 @@ func writeExternal(w io.Writer, p *kpPort, o kpOptions) error {
 	return err
 }
 
+// external reports whether the port is reachable from outside the cluster.
+func (p *kpPort) external() bool {
+	return p.port.NodePort != 0 || len(p.svc.LoadBalancerIPs) > 0 || len(p.svc.ExternalIPs) > 0
+}
+
+func writeExternalChains(w io.Writer, p *kpPort, o kpOptions, flush bool) {
+	ext, svc := p.externalChain(), p.serviceChain()
+	writeChainHead(w, ext, flush)
+	if !p.svc.ExternalLocal {
+		fmt.Fprintf(w, "add rule %s %s jump mark-for-masquerade\n", kpTable, ext)
+		fmt.Fprintf(w, "add rule %s %s goto %s\n", kpTable, ext, svc)
+		return
+	}
+	fmt.Fprintf(w, "add rule %s %s ip saddr %s goto %s comment \"short-circuit pod traffic\"\n", kpTable, ext, o.ClusterCIDR, svc)
+	fmt.Fprintf(w, "add rule %s %s fib saddr type local jump mark-for-masquerade comment \"masquerade local traffic\"\n", kpTable, ext)
+	fmt.Fprintf(w, "add rule %s %s fib saddr type local goto %s comment \"short-circuit local traffic\"\n", kpTable, ext, svc)
+	writeLocalChain(w, p, ext, flush)
+}
+
 // writeLocalChain sends external traffic to the local endpoints, or drops
 // it when there are none, as kube-proxy does.
-func writeLocalChain(w io.Writer, p *kpPort, ext string) {
+func writeLocalChain(w io.Writer, p *kpPort, ext string, flush bool) {
 	var local []kpEndpoint
 	for _, e := range p.eps {
 		if e.local {
@@ -287,7 +297,7 @@ func writeLocalChain(w io.Writer, p *kpPort, ext string) {
 		return
 	}
 	chain := p.localChain()
-	fmt.Fprintf(w, "add chain %s %s\n", kpTable, chain)
+	writeChainHead(w, chain, flush)
 	fmt.Fprintf(w, "add rule %s %s %s\n", kpTable, chain, numgenVmap(p, local))
 	fmt.Fprintf(w, "add rule %s %s goto %s\n", kpTable, ext, chain)
 }
@@ -309,6 +319,9 @@ func writeKubeProxyChange(w io.Writer, old, cur *model.Snapshot, changed map[str
 			keep[p.endpointChain(e)] = true
 		}
 		writeServiceChain(w, p, o, true)
+		if p.external() {
+			writeExternalChains(w, p, o, true)
+		}
 		prev, ok := before[p.name()]
 		if !ok {
 			continue

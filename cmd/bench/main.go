@@ -55,6 +55,8 @@ func run(args []string) error {
 func runSyncOnce(args []string) error {
 	fs := flag.NewFlagSet("sync-once", flag.ContinueOnError)
 	text := fs.String("size", "1000x10", "cluster size")
+	cpu := fs.String("cpuprofile", "", "write a CPU profile of the first full sync to this file")
+	mem := fs.String("memprofile", "", "write a heap profile taken after the first full sync to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -62,5 +64,5 @@ func runSyncOnce(args []string) error {
 	if err != nil {
 		return err
 	}
-	return syncOnce(sizes[0], os.Stdout)
+	return syncOnce(sizes[0], profiles{cpu: *cpu, mem: *mem}, os.Stdout)
 }

@@ -54,7 +54,7 @@ func benchOptions() nft.Options {
 // syncOnce measures one cluster size in a fresh namespace and writes the
 // result as JSON. It runs in a child process so that the parent can read
 // the child's peak resident memory alone.
-func syncOnce(s size, out io.Writer) error {
+func syncOnce(s size, prof profiles, out io.Writer) error {
 	snap := generate(s)
 	res := runResult{Size: s.String(), Ports: countPorts(snap)}
 	node := benchNodeModel(benchNodeIP)
@@ -68,7 +68,7 @@ func syncOnce(s size, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	err = syncInNetns(ns, snap, node, &res)
+	err = syncInNetns(ns, snap, node, prof, &res)
 	if rerr := ns.remove(); rerr != nil {
 		err = errors.Join(err, rerr)
 	}
@@ -78,7 +78,7 @@ func syncOnce(s size, out io.Writer) error {
 	return json.NewEncoder(out).Encode(res)
 }
 
-func syncInNetns(ns *netns, snap *model.Snapshot, node model.Node, res *runResult) error {
+func syncInNetns(ns *netns, snap *model.Snapshot, node model.Node, prof profiles, res *runResult) error {
 	fd, err := ns.open()
 	if err != nil {
 		return err
@@ -96,7 +96,11 @@ func syncInNetns(ns *netns, snap *model.Snapshot, node model.Node, res *runResul
 			return r.Ops, r.Bytes, err
 		}
 	}
-	if res.FullSync, err = measureErr(syncFn(snap, nil)); err != nil {
+	err = prof.around(func() (err error) {
+		res.FullSync, err = measureErr(syncFn(snap, nil))
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("first full sync: %w", err)
 	}
 	if err := countObjects(k, res); err != nil {
