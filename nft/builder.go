@@ -47,7 +47,7 @@ var setDefs = func() [2]map[string]*Set {
 	for i, f := range Families {
 		out[i] = map[string]*Set{}
 		for _, spec := range sets {
-			out[i][spec.name] = &Set{Name: spec.name, Key: spec.key(f), Map: spec.isMap, Comment: spec.comment}
+			out[i][spec.name] = spec.set(f)
 		}
 	}
 	return out

@@ -25,6 +25,7 @@ func (p Problem) Error() string {
 type nodeInfo struct {
 	name string
 	ips  []netip.Addr
+	zone string // the node's topology.kubernetes.io/zone label, for topology hints
 }
 
 // isPrimary reports whether a is the node's first address of its family.

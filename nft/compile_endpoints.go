@@ -14,13 +14,14 @@ type endpoint struct {
 	port uint16
 }
 
-// endpoints returns the ready endpoints of ref in family f, from every
-// EndpointSlice of the Service, sorted and without duplicates. A slice port
-// belongs to a Service port when name and protocol match: the endpoint
-// controller has already resolved named target ports into slice ports.
-func (c *compiler) endpoints(ref portRef, f Family) []endpoint {
+// candidates returns every endpoint of ref in family f, from every
+// EndpointSlice of the Service, sorted and without duplicates (the first
+// slice listing an address and port wins). A slice port belongs to a
+// Service port when name and protocol match: the endpoint controller has
+// already resolved named target ports into slice ports.
+func (c *compiler) candidates(ref portRef, f Family) []candidate {
 	seen := map[endpoint]bool{}
-	var out []endpoint
+	var out []candidate
 	for _, s := range c.slices[ref.svc.Key()] {
 		if familyOfType(s.AddressType) != f {
 			continue
@@ -30,18 +31,26 @@ func (c *compiler) endpoints(ref portRef, f Family) []endpoint {
 			continue
 		}
 		for _, ep := range s.Endpoints {
-			if !ep.Ready || len(ep.Addresses) == 0 {
+			if len(ep.Addresses) == 0 {
 				continue
 			}
 			e := endpoint{ep.Addresses[0], port}
 			if !seen[e] {
 				seen[e] = true
-				out = append(out, e)
+				out = append(out, candidate{endpoint: e, ready: ep.Ready, serving: ep.Serving,
+					terminating: ep.Terminating, local: ep.NodeName != "" && ep.NodeName == c.node.name,
+					hintZones: ep.HintZones, hintNodes: ep.HintNodes})
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return lessEndpoint(out[i], out[j]) })
+	sort.Slice(out, func(i, j int) bool { return lessEndpoint(out[i].endpoint, out[j].endpoint) })
 	return out
+}
+
+// endpointSets chooses the endpoints of ref for each traffic policy.
+func (c *compiler) endpointSets(ref portRef, f Family) endpointSets {
+	use := usesOf(ref.svc.InternalLocal, ref.svc.ExternalLocal)
+	return categorize(c.candidates(ref, f), use, c.node.name, c.node.zone)
 }
 
 func lessEndpoint(a, b endpoint) bool {
@@ -73,19 +82,32 @@ func slicePort(s *model.EndpointSlice, sp model.ServicePort) (uint16, bool) {
 const flatLimit = 32
 
 // endpointChains returns the chain called name that picks one of eps
-// uniformly, plus its bucket chains for a large Service.
-func endpointChains(name string, proto uint8, eps []endpoint) []*Chain {
+// uniformly, plus its bucket chains for a large Service. With session
+// affinity (affinity > 0 seconds) the chain first sends a client back to
+// the endpoint it chose before (see compile_affinity.go).
+func endpointChains(name string, proto uint8, eps []endpoint, affinity uint32) []*Chain {
+	chains := pickChains(name, proto, eps, affinity)
+	if affinity > 0 {
+		f := FamilyOf(eps[0].addr)
+		chains[0].Rules = append([]Rule{affinityHit(f, affinity)}, chains[0].Rules...)
+	}
+	return chains
+}
+
+func pickChains(name string, proto uint8, eps []endpoint, affinity uint32) []*Chain {
 	if len(eps) <= flatLimit {
-		return []*Chain{{Name: name, Rules: pickRules(len(eps), func(i int) []Stmt {
-			return []Stmt{DNAT{Proto: proto, Addr: eps[i].addr, Port: eps[i].port}}
-		})}}
+		rules := pickRules(len(eps), func(i int) []Stmt { return pickStmts(proto, eps[i], affinity) })
+		if affinity > 0 {
+			rules = append(rules, Rule{Stmts: []Stmt{dnatTo(proto, eps[len(eps)-1])}, Comment: affinityFullComment})
+		}
+		return []*Chain{{Name: name, Rules: rules}}
 	}
 	groups := split(eps, isqrtCeil(len(eps)))
 	top := &Chain{Name: name}
 	chains := []*Chain{top}
 	for i, g := range groups {
 		bucket := fmt.Sprintf("%s/b%d", name, i)
-		chains = append(chains, endpointChains(bucket, proto, g)[0])
+		chains = append(chains, pickChains(bucket, proto, g, affinity)[0])
 	}
 	remaining := len(eps)
 	for i, g := range groups {
@@ -97,6 +119,17 @@ func endpointChains(name string, proto uint8, eps []endpoint) []*Chain {
 		remaining -= len(g)
 	}
 	return chains
+}
+
+func dnatTo(proto uint8, ep endpoint) DNAT { return DNAT{Proto: proto, Addr: ep.addr, Port: ep.port} }
+
+// pickStmts sends a new connection to ep, remembering the choice for the
+// client when the Service has session affinity.
+func pickStmts(proto uint8, ep endpoint, affinity uint32) []Stmt {
+	if affinity == 0 {
+		return []Stmt{dnatTo(proto, ep)}
+	}
+	return []Stmt{affinityRecord(affinity, ep), dnatTo(proto, ep)}
 }
 
 // pickRules returns n rules where rule i is taken with probability

@@ -43,7 +43,6 @@ func (c *compiler) service(b *builder, svc *model.Service) {
 	for _, ip := range clusterIPs {
 		b.addElement(setClusterIPs, Element{Key: []Value{{Addr: ip}}})
 	}
-	c.unsupported(b.family, svc)
 	for i, port := range svc.Ports {
 		proto, ok := protoNumbers[port.Protocol]
 		if !ok {
@@ -56,26 +55,24 @@ func (c *compiler) service(b *builder, svc *model.Service) {
 }
 
 func (c *compiler) servicePort(b *builder, ref portRef, clusterIPs []netip.Addr) {
-	eps := c.endpoints(ref, b.family)
+	sets := c.endpointSets(ref, b.family)
 	external := externalIPs(ref.svc, b.family)
-	if len(eps) == 0 {
+	c.firewall(b, ref)
+	if !sets.any {
 		c.noEndpoints(b, ref, clusterIPs, external)
 		return
 	}
-	b.chains = append(b.chains, endpointChains(ref.serviceChain(), ref.proto, eps)...)
+	pc := c.policyChains(b, ref, sets)
 	for _, ip := range clusterIPs {
-		c.element(b, ref, mapServiceIPs, "spec.clusterIPs", ref.key(ip), GotoChain(ref.serviceChain()))
+		c.target(b, ref, "spec.clusterIPs", ip, pc.internal)
 	}
-	for _, ep := range eps {
+	for _, ep := range append(sets.cluster, sets.local...) {
 		b.addElement(setHairpin, Element{Key: []Value{{Addr: ep.addr}, {Addr: ep.addr}}})
 	}
 	if len(external) == 0 && ref.port.NodePort == 0 {
 		return
 	}
-	b.chains = append(b.chains, &Chain{Name: ref.externalChain(), Rules: []Rule{
-		{Stmts: []Stmt{JumpTo(chainMarkMasq)}},
-		{Stmts: []Stmt{GotoChain(ref.serviceChain())}},
-	}})
+	b.chains = append(b.chains, &Chain{Name: ref.externalChain(), Rules: c.externalRules(b.family, ref, pc)})
 	for _, e := range external {
 		c.element(b, ref, mapServiceIPs, e.field, ref.key(e.ip), GotoChain(ref.externalChain()))
 	}
@@ -83,6 +80,17 @@ func (c *compiler) servicePort(b *builder, ref portRef, clusterIPs []netip.Addr)
 		c.element(b, ref, mapServiceNodePorts, fmt.Sprintf("spec.ports[%d].nodePort", ref.index),
 			ref.nodePortKey(), GotoChain(ref.externalChain()))
 	}
+}
+
+// target sends traffic for a ClusterIP to chain, or drops it when the
+// Service has endpoints but none for this traffic (internalTrafficPolicy:
+// Local without a local endpoint): dropped, not rejected, as kube-proxy does.
+func (c *compiler) target(b *builder, ref portRef, field string, ip netip.Addr, chain string) {
+	if chain == "" {
+		c.element(b, ref, mapNoEndpointServices, field, ref.key(ip), Verdict{Kind: Drop})
+		return
+	}
+	c.element(b, ref, mapServiceIPs, field, ref.key(ip), GotoChain(chain))
 }
 
 // noEndpoints makes every address of a port without endpoints reject new
@@ -141,28 +149,4 @@ func addrsOf(ips []netip.Addr, f Family) []netip.Addr {
 		}
 	}
 	return out
-}
-
-// unsupported reports the Service fields this version compiles as if they
-// were unset, so that an operator is never misled into thinking they are
-// enforced. Reported once, with the first family.
-func (c *compiler) unsupported(f Family, svc *model.Service) {
-	if f != FamilyOf(svc.ClusterIPs[0]) {
-		return
-	}
-	fields := []struct {
-		set         bool
-		field, what string
-	}{
-		{len(svc.LoadBalancerSourceRanges) > 0, "spec.loadBalancerSourceRanges", "not enforced yet: every source is accepted"},
-		{svc.ExternalLocal, "spec.externalTrafficPolicy", "Local is not supported yet: treated as Cluster"},
-		{svc.InternalLocal, "spec.internalTrafficPolicy", "Local is not supported yet: treated as Cluster"},
-		{svc.AffinitySeconds > 0, "spec.sessionAffinity", "ClientIP is not supported yet: treated as None"},
-		{svc.TrafficDistribution != "", "spec.trafficDistribution", "not supported yet: ignored"},
-	}
-	for _, u := range fields {
-		if u.set {
-			c.problem(svc, u.field, u.what)
-		}
-	}
 }

@@ -2,7 +2,6 @@ package nft_test
 
 import (
 	"net/netip"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -29,17 +28,16 @@ func TestCompileConflictAcrossMaps(t *testing.T) {
 	}
 }
 
-func TestCompileReportsUnsupportedFields(t *testing.T) {
+// The traffic-policy fields are all programmed now: none of them is
+// reported as a Problem.
+func TestCompilePolicyFieldsAreNoProblem(t *testing.T) {
 	snap := cluster(1, 1)
 	svc := &snap.Services[0]
 	svc.LoadBalancerSourceRanges = []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}
-	svc.ExternalLocal, svc.AffinitySeconds = true, 60
-	_, problems := nft.Compile(snap, testNode, nft.DefaultOptions())
-	got := strings.Join(problemTexts(problems), "\n")
-	for _, field := range []string{"spec.loadBalancerSourceRanges", "spec.externalTrafficPolicy", "spec.sessionAffinity"} {
-		if !strings.Contains(got, field) {
-			t.Errorf("no problem reported for %s; got:\n%s", field, got)
-		}
+	svc.ExternalLocal, svc.InternalLocal, svc.AffinitySeconds = true, true, 60
+	svc.TrafficDistribution = "PreferClose"
+	if _, problems := nft.Compile(snap, testNode, nft.DefaultOptions()); len(problems) > 0 {
+		t.Errorf("problems: %v", problemTexts(problems))
 	}
 }
 

@@ -122,3 +122,6 @@ func filter(eps []candidate, keep func(candidate) bool) []endpoint {
 	}
 	return out
 }
+
+// zoneLabel is the Node label topology hints are matched against.
+const zoneLabel = "topology.kubernetes.io/zone"

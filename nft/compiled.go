@@ -55,7 +55,7 @@ type sharedElement struct {
 func NewCompiled(snap *model.Snapshot, node model.Node, o Options) *Compiled {
 	c := &Compiled{
 		opts:     o,
-		node:     nodeInfo{name: node.Name, ips: node.IPs},
+		node:     nodeInfo{name: node.Name, ips: node.IPs, zone: node.Labels[zoneLabel]},
 		units:    make(map[string]*unit, len(snap.Services)),
 		order:    orderOf(snap),
 		troubled: map[string]*unit{},

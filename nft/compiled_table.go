@@ -51,7 +51,7 @@ func (c *Compiled) table(fi int) *Table {
 func skeleton(f Family, o Options) *Table {
 	t := &Table{Family: f, Name: TableName}
 	for _, spec := range sets {
-		t.Sets = append(t.Sets, &Set{Name: spec.name, Key: spec.key(f), Map: spec.isMap, Comment: spec.comment})
+		t.Sets = append(t.Sets, spec.set(f))
 	}
 	for _, bc := range baseChains {
 		base := bc.base

@@ -2,7 +2,6 @@ package nft
 
 import (
 	"reflect"
-	"slices"
 )
 
 // Diff returns the plan that turns the committed ruleset into the desired
@@ -93,7 +92,7 @@ func sameStructure(old, want *Table) bool {
 	}
 	for _, s := range want.Sets {
 		o := old.Set(s.Name)
-		if o == nil || o.Map != s.Map || o.Comment != s.Comment || !slices.Equal(o.Key, s.Key) {
+		if o == nil || !sameSetDef(o, s) {
 			return false
 		}
 	}

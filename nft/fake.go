@@ -81,7 +81,7 @@ func applyOp(rs Ruleset, op Op) error {
 		delete(rs, op.Family)
 	case AddSet:
 		if t.Set(op.Set.Name) == nil {
-			t.Sets = append(t.Sets, &Set{Name: op.Set.Name, Key: op.Set.Key, Map: op.Set.Map, Comment: op.Set.Comment})
+			t.Sets = append(t.Sets, op.Set.definition())
 		}
 	case DeleteSet:
 		return deleteSet(t, op.Name)

@@ -12,6 +12,8 @@ const (
 	mapNoEndpointServices  = "no-endpoint-services"
 	mapNoEndpointNodePorts = "no-endpoint-nodeports"
 	mapFirewallIPs         = "firewall-ips"
+	setFirewallAllow       = "firewall-allow"
+	mapAffinity            = "affinity"
 
 	chainServices        = "services"
 	chainMasquerading    = "masquerading"
@@ -22,6 +24,7 @@ const (
 	chainClusterIPsCheck = "cluster-ips-check"
 	chainFirewallCheck   = "firewall-check"
 	chainReject          = "reject-chain"
+	chainFirewallAllow   = "firewall-allow-check"
 	priorityDstNAT       = -100
 	priorityFilter       = 0
 	prioritySrcNAT       = 100
@@ -52,6 +55,20 @@ var sets = []setSpec{
 	{mapNoEndpointServices, svcKey, true, "Service IPs and ports with no endpoints"},
 	{mapNoEndpointNodePorts, portKey, true, "NodePorts of Services with no endpoints"},
 	{mapFirewallIPs, svcKey, true, "Destinations subject to loadBalancerSourceRanges"},
+	{setFirewallAllow, rangeKey, false, "Load-balancer IP, port and source range allowed by loadBalancerSourceRanges"},
+	{mapAffinity, affinityKey, true, "ClientIP session affinity: client and Service address to the endpoint chosen"},
+}
+
+// set returns the empty set or map spec describes in family f.
+func (spec setSpec) set(f Family) *Set {
+	s := &Set{Name: spec.name, Key: spec.key(f), Map: spec.isMap, Comment: spec.comment}
+	switch spec.name {
+	case setFirewallAllow:
+		s.Interval = true
+	case mapAffinity:
+		s.Data, s.Dynamic, s.Size = []DataType{AddrType(f), TypeInetService}, true, affinitySize
+	}
+	return s
 }
 
 func newStmt(v Verdict) []Stmt { return []Stmt{MatchNew{}, v} }
@@ -105,6 +122,10 @@ func fixedChains(f Family, o Options) []*Chain {
 			Stmts:   []Stmt{InSet{[]Field{Daddr}, setClusterIPs}, Reject{}},
 			Comment: "ClusterIP on a port the Service does not have"}}},
 		{Name: chainFirewallCheck, Rules: []Rule{{Stmts: []Stmt{Vmap{daddrProtoPort, mapFirewallIPs}}}}},
+		{Name: chainFirewallAllow, Rules: []Rule{
+			{Stmts: []Stmt{InSet{[]Field{Daddr, L4Proto, Dport, Saddr}, setFirewallAllow}, Verdict{Kind: Return}}},
+			{Stmts: []Stmt{Verdict{Kind: Drop}}, Comment: "source outside loadBalancerSourceRanges"},
+		}},
 		{Name: chainReject, Rules: []Rule{{Stmts: []Stmt{Reject{}}}}},
 	}
 }
@@ -138,3 +159,16 @@ func nonClusterChain(f Family, o Options) *Chain {
 	c.Rules = append(c.Rules, Rule{Stmts: []Stmt{JumpTo(chainMarkMasq)}})
 	return c
 }
+
+func rangeKey(f Family) []DataType {
+	return []DataType{AddrType(f), TypeInetProto, TypeInetService, AddrType(f)}
+}
+
+func affinityKey(f Family) []DataType {
+	return []DataType{AddrType(f), AddrType(f), TypeInetProto, TypeInetService}
+}
+
+// affinitySize bounds the session-affinity memory of a family: one element
+// per client and Service address. Without a size the kernel's default would
+// cap it at 65,535 clients for the whole node.
+const affinitySize = 1 << 20

@@ -1,6 +1,10 @@
 package nft
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // UpdateSet adds the concatenation of Keys to a dynamic map, mapped to
 // Data, or refreshes the timeout of an element already there (keeping its
@@ -10,9 +14,7 @@ type UpdateSet struct {
 	Set     string
 	Keys    []Field
 	Timeout uint32 // seconds
-	Data    []Value
-	// DataTypes are the types of Data, for rendering: the map's value types.
-	DataTypes []DataType
+	Data    []Value // an address and a port
 }
 
 // DNATMap rewrites the destination to the address and port a data map holds
@@ -24,8 +26,15 @@ type DNATMap struct {
 }
 
 func (u UpdateSet) text(f Family) string {
-	s := &Set{Data: u.DataTypes}
-	return fmt.Sprintf("update @%s { %s timeout %s : %s }", u.Set, keysText(f, u.Keys), durationText(u.Timeout), s.DataText(u.Data))
+	data := make([]string, len(u.Data))
+	for i, v := range u.Data {
+		data[i] = strconv.Itoa(int(v.Num))
+		if v.Addr.IsValid() {
+			data[i] = v.Addr.String()
+		}
+	}
+	return fmt.Sprintf("update @%s { %s timeout %s : %s }", u.Set, keysText(f, u.Keys), durationText(u.Timeout),
+		strings.Join(data, " . "))
 }
 
 func (d DNATMap) text(f Family) string {

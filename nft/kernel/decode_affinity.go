@@ -45,20 +45,19 @@ func decodeUpdateSet(f nft.Family, ex []expr.Any) (nft.Stmt, int) {
 		return nil, 0
 	}
 	var data []nft.Value
-	var types []nft.DataType
 	for i := n; i < len(ex); i++ {
 		switch e := ex[i].(type) {
 		case *expr.Immediate:
-			v, t, ok := dataValue(f, e.Data)
+			v, ok := dataValue(f, e.Data)
 			if !ok {
 				return nil, 0
 			}
-			data, types = append(data, v), append(types, t)
+			data = append(data, v)
 		case *expr.Dynset:
 			if e.Operation != unix.NFT_DYNSET_OP_UPDATE || e.SrcRegKey != reg1 || e.Invert || len(e.Exprs) > 0 {
 				return nil, 0
 			}
-			return nft.UpdateSet{Set: e.SetName, Keys: keys, Timeout: uint32(e.Timeout.Seconds()), Data: data, DataTypes: types}, i + 1
+			return nft.UpdateSet{Set: e.SetName, Keys: keys, Timeout: uint32(e.Timeout.Seconds()), Data: data}, i + 1
 		default:
 			return nil, 0
 		}
@@ -68,15 +67,15 @@ func decodeUpdateSet(f nft.Family, ex []expr.Any) (nft.Stmt, int) {
 
 // dataValue reads one immediate of update data: an address of the table's
 // family, or a port.
-func dataValue(f nft.Family, b []byte) (nft.Value, nft.DataType, bool) {
+func dataValue(f nft.Family, b []byte) (nft.Value, bool) {
 	if len(b) == 2 {
-		return nft.Value{Num: binaryutil.BigEndian.Uint16(b)}, nft.TypeInetService, true
+		return nft.Value{Num: binaryutil.BigEndian.Uint16(b)}, true
 	}
 	a := addrFromSlice(b)
 	if !a.IsValid() || nft.FamilyOf(a) != f {
-		return nft.Value{}, "", false
+		return nft.Value{}, false
 	}
-	return nft.Value{Addr: a}, nft.AddrType(f), true
+	return nft.Value{Addr: a}, true
 }
 
 // decodeDNATMap reads key loads, a lookup into reg 1 and a dnat from it.
