@@ -72,8 +72,12 @@ func sameRules(a, b *Chain) bool {
 
 // diffElements returns the elements of old that want lacks (or maps
 // differently) and the elements of want that old lacks. A changed verdict is
-// a delete and an add: the kernel has no element update.
+// a delete and an add: the kernel has no element update. The elements of a
+// dynamic set belong to the packet path (session affinity), never to us.
 func diffElements(old, want *Set) (del, add []Element) {
+	if want.Dynamic {
+		return nil, nil
+	}
 	oldIdx := map[string]Element{}
 	if old != nil {
 		for _, e := range old.Elements {

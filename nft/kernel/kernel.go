@@ -21,6 +21,9 @@ const bufferSize = 512 << 20
 // our tables back.
 type Kernel struct {
 	conn *nftables.Conn
+	// nsFD is our own duplicate of the namespace descriptor given to Open,
+	// -1 for the process's namespace: Read dials a socket of its own there.
+	nsFD int
 }
 
 var (
@@ -34,13 +37,19 @@ var (
 func Open(nsFD int) (*Kernel, error) {
 	opts := []nftables.ConnOption{nftables.AsLasting(), nftables.WithSockOptions(largeBuffers)}
 	if nsFD >= 0 {
+		dup, err := unix.Dup(nsFD)
+		if err != nil {
+			return nil, fmt.Errorf("duplicate namespace descriptor: %w", err)
+		}
+		nsFD = dup
 		opts = append(opts, nftables.WithNetNSFd(nsFD))
 	}
 	conn, err := nftables.New(opts...)
 	if err != nil {
+		closeFD(nsFD)
 		return nil, fmt.Errorf("open nftables netlink socket: %w", err)
 	}
-	return &Kernel{conn: conn}, nil
+	return &Kernel{conn: conn, nsFD: nsFD}, nil
 }
 
 func largeBuffers(c *netlink.Conn) error {
@@ -65,7 +74,17 @@ func largeBuffers(c *netlink.Conn) error {
 }
 
 // Close closes the connection.
-func (k *Kernel) Close() error { return k.conn.CloseLasting() }
+func (k *Kernel) Close() error {
+	closeFD(k.nsFD)
+	k.nsFD = -1
+	return k.conn.CloseLasting()
+}
+
+func closeFD(fd int) {
+	if fd >= 0 {
+		_ = unix.Close(fd)
+	}
+}
 
 // Generation returns the ruleset generation: it changes with every committed
 // transaction, ours or anyone else's.

@@ -141,19 +141,15 @@ func (k *Kernel) readChains(t *nft.Table, kt *nftables.Table) error {
 	if err != nil {
 		return fmt.Errorf("list chains: %w", err)
 	}
+	rules, err := k.readRules(t.Family)
+	if err != nil {
+		return err
+	}
 	for _, kc := range chains {
 		if kc.Table.Name != kt.Name {
 			continue
 		}
-		c := &nft.Chain{Name: kc.Name, Base: decodeBase(kc)}
-		rules, err := k.conn.GetRules(kt, kc)
-		if err != nil {
-			return fmt.Errorf("list rules of %s: %w", kc.Name, err)
-		}
-		for _, r := range rules {
-			c.Rules = append(c.Rules, decodeRule(t.Family, r.Exprs, r.UserData))
-		}
-		t.Chains = append(t.Chains, c)
+		t.Chains = append(t.Chains, &nft.Chain{Name: kc.Name, Base: decodeBase(kc), Rules: rules[kc.Name]})
 	}
 	return nil
 }

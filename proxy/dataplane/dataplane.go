@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"fmt"
+	"reflect"
 	"sync"
 
 	"github.com/nftproxy/nftproxy/nft"
@@ -26,9 +27,11 @@ type Input struct {
 	// Changed: Services ("namespace/name") whose Service or EndpointSlices
 	// changed since the previous successful Sync. The Dataplane falls back
 	// to a full sync when it must (first sync, previous failure, external
-	// change, Options or Node changed).
+	// change, Options or Node changed). nil means unknown: everything is
+	// recompiled; an empty map means nothing changed.
 	Changed map[string]bool
-	// Full forces a full reconcile against the kernel (the periodic resync).
+	// Full forces a full reconcile against the kernel (the periodic resync):
+	// everything is recompiled and diffed against the tables read back.
 	Full bool
 }
 
@@ -46,61 +49,87 @@ type Result struct {
 type Dataplane struct {
 	k  Kernel
 	mu sync.Mutex
-	// mirror is what we last committed; nil when unknown (start, failure).
-	mirror nft.Ruleset
-	// gen is the generation at which the kernel held exactly mirror.
-	gen uint32
+	// compiled is the desired state of the last Sync; nil before the first.
+	compiled *nft.Compiled
+	node     model.Node
+	opts     nft.Options
+	// known is true when the kernel held exactly compiled's tables at
+	// generation gen: the mirror of what we committed. A failure clears it.
+	known bool
+	gen   uint32
 }
 
 // New returns a Dataplane that programs k. It knows nothing of the kernel's
 // state yet: the first Sync replaces our tables whole.
 func New(k Kernel) *Dataplane { return &Dataplane{k: k} }
 
-// Sync programs in.Snapshot as one transaction, or changes nothing when it
-// returns an error. Problems are reported in both cases.
+// Sync programs in.Snapshot as one transaction, or changes nothing in the
+// kernel when it returns an error.
 func (d *Dataplane) Sync(in Input) (Result, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	desired, problems := nft.Compile(in.Snapshot, in.Node, in.Options)
-	res := Result{Problems: problems}
-	committed, gen, err := d.committed(in.Full, &res)
+	res, err := d.sync(in)
 	if err != nil {
-		d.mirror = nil
+		d.known = false
+	}
+	return res, err
+}
+
+func (d *Dataplane) sync(in Input) (Result, error) {
+	var res Result
+	gen, err := d.k.Generation()
+	if err != nil {
+		return res, fmt.Errorf("sync: %w", err)
+	}
+	var read nft.Ruleset
+	if d.known && (in.Full || gen != d.gen) {
+		// Somebody else committed since our last transaction, or this is
+		// the periodic reconcile: trust the kernel, not the mirror.
+		if read, err = d.k.Read(); err != nil {
+			return res, fmt.Errorf("sync: %w", err)
+		}
+		res.Repaired = !nft.Diff(d.compiled.Ruleset(), read).Empty()
+	}
+	plan := d.plan(in, read)
+	res.Problems = d.compiled.Problems()
+	res.Full, res.Ops = plan.Full, len(plan.Ops)
+	if err := d.apply(plan, gen); err != nil {
 		return res, err
 	}
-	plan := nft.Diff(committed, desired)
-	if err := d.apply(plan, gen, &res); err != nil {
-		d.mirror = nil
-		return res, err
-	}
-	d.mirror = desired
+	d.known = true
 	return res, nil
 }
 
-// committed returns what the kernel holds, as far as a diff needs it, and
-// the generation that state belongs to: the mirror when nothing else has
-// committed since our last transaction, else the kernel's tables read back.
-// nil means unknown: the plan will replace our tables whole.
-func (d *Dataplane) committed(full bool, res *Result) (nft.Ruleset, uint32, error) {
-	gen, err := d.k.Generation()
-	if err != nil {
-		return nil, 0, fmt.Errorf("sync: %w", err)
+// plan updates the desired state to in and returns the plan from what the
+// kernel holds: read when it was read back, else the mirror, or nothing
+// known (a plan that replaces our tables whole).
+func (d *Dataplane) plan(in Input, read nft.Ruleset) *nft.Plan {
+	if !d.mustRecompile(in) {
+		p := d.compiled.Update(in.Snapshot, in.Changed)
+		if read == nil {
+			return p
+		}
+		return nft.Diff(read, d.compiled.Ruleset())
 	}
-	if d.mirror == nil || (!full && gen == d.gen) {
-		return d.mirror, gen, nil
+	from := read
+	if from == nil && d.known {
+		from = d.compiled.Ruleset()
 	}
-	read, err := d.k.Read()
-	if err != nil {
-		return nil, 0, fmt.Errorf("sync: %w", err)
-	}
-	res.Repaired = !nft.Diff(d.mirror, read).Empty()
-	return read, gen, nil
+	d.compiled = nft.NewCompiled(in.Snapshot, in.Node, in.Options)
+	d.node, d.opts = in.Node, in.Options
+	return nft.Diff(from, d.compiled.Ruleset())
+}
+
+// mustRecompile reports whether in needs a compilation from scratch rather
+// than an update of the changed Services.
+func (d *Dataplane) mustRecompile(in Input) bool {
+	return d.compiled == nil || !d.known || in.Changed == nil || in.Full ||
+		!reflect.DeepEqual(in.Node, d.node) || !reflect.DeepEqual(in.Options, d.opts)
 }
 
 // apply commits plan, planned against generation gen, and records the
 // generation our commit produced.
-func (d *Dataplane) apply(plan *nft.Plan, gen uint32, res *Result) error {
-	res.Full, res.Ops = plan.Full, len(plan.Ops)
+func (d *Dataplane) apply(plan *nft.Plan, gen uint32) error {
 	if plan.Empty() {
 		d.gen = gen
 		return nil

@@ -1,0 +1,194 @@
+package kernel
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/google/nftables/expr"
+	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/nftproxy/nftproxy/nft"
+)
+
+// readRules returns the rules of every chain of our table in family f, by
+// chain name, from one table-wide dump (NFT_MSG_GETRULE with only the
+// table named). google/nftables asks chain by chain, a netlink round trip
+// each: about 5 s for a table of 12,500 chains.
+//
+// The dump runs on a socket of its own, so that it never interleaves with
+// the lasting connection's batches.
+func (k *Kernel) readRules(f nft.Family) (map[string][]nft.Rule, error) {
+	conn, err := netlink.Dial(unix.NETLINK_NETFILTER, &netlink.Config{NetNS: k.netNS()})
+	if err != nil {
+		return nil, fmt.Errorf("dial netlink: %w", err)
+	}
+	defer conn.Close()
+	fam := byte(tableOf(f).Family)
+	attrs, err := netlink.MarshalAttributes([]netlink.Attribute{
+		{Type: unix.NFTA_RULE_TABLE, Data: []byte(nft.TableName + "\x00")},
+	})
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := conn.Execute(netlink.Message{
+		Header: netlink.Header{
+			Type:  netlink.HeaderType(unix.NFNL_SUBSYS_NFTABLES<<8 | unix.NFT_MSG_GETRULE),
+			Flags: netlink.Request | netlink.Dump,
+		},
+		Data: append([]byte{fam, unix.NFNETLINK_V0, 0, 0}, attrs...),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dump rules: %w", err)
+	}
+	rules := map[string][]nft.Rule{}
+	for _, m := range msgs {
+		chain, exprs, ud, err := parseRule(fam, m.Data)
+		if err != nil {
+			return nil, fmt.Errorf("decode rule: %w", err)
+		}
+		rules[chain] = append(rules[chain], decodeRule(f, exprs, ud))
+	}
+	return rules, nil
+}
+
+// netNS is the namespace file descriptor for netlink.Config: 0 means the
+// process's own.
+func (k *Kernel) netNS() int {
+	if k.nsFD < 0 {
+		return 0
+	}
+	return k.nsFD
+}
+
+// parseRule decodes one NFT_MSG_NEWRULE message of a dump.
+func parseRule(fam byte, b []byte) (chain string, exprs []expr.Any, ud []byte, err error) {
+	if len(b) < 4 {
+		return "", nil, nil, fmt.Errorf("short message (%d bytes)", len(b))
+	}
+	ad, err := netlink.NewAttributeDecoder(b[4:]) // after struct nfgenmsg
+	if err != nil {
+		return "", nil, nil, err
+	}
+	ad.ByteOrder = binary.BigEndian
+	for ad.Next() {
+		switch ad.Type() {
+		case unix.NFTA_RULE_CHAIN:
+			chain = ad.String()
+		case unix.NFTA_RULE_USERDATA:
+			ud = ad.Bytes()
+		case unix.NFTA_RULE_EXPRESSIONS:
+			ad.Nested(func(nd *netlink.AttributeDecoder) error {
+				for nd.Next() {
+					e, err := parseExpr(fam, nd.Bytes())
+					if err != nil {
+						return err
+					}
+					exprs = append(exprs, e)
+				}
+				return nil
+			})
+		}
+	}
+	return chain, exprs, ud, ad.Err()
+}
+
+// parseExpr decodes one NFTA_LIST_ELEM of a rule's expressions with the
+// library's own unmarshalling. An expression the library cannot decode
+// becomes an unknownExpr, which no decoder matches: the rule reads back as
+// Foreign and is rewritten, never mistaken for ours.
+func parseExpr(fam byte, b []byte) (expr.Any, error) {
+	ad, err := netlink.NewAttributeDecoder(b)
+	if err != nil {
+		return nil, err
+	}
+	ad.ByteOrder = binary.BigEndian
+	var name string
+	var data []byte
+	for ad.Next() {
+		switch ad.Type() {
+		case unix.NFTA_EXPR_NAME:
+			name = ad.String()
+		case unix.NFTA_EXPR_DATA:
+			data = ad.Bytes()
+		}
+	}
+	if err := ad.Err(); err != nil {
+		return nil, err
+	}
+	return unmarshalExpr(fam, name, data)
+}
+
+func unmarshalExpr(fam byte, name string, data []byte) (expr.Any, error) {
+	if name == "byteorder" {
+		return unmarshalByteorder(data)
+	}
+	newExpr, ok := exprTypes[name]
+	if !ok {
+		return unknownExpr{Name: name}, nil
+	}
+	e := newExpr()
+	if err := expr.Unmarshal(fam, data, e); err != nil {
+		return nil, fmt.Errorf("expression %s: %w", name, err)
+	}
+	// A verdict is an immediate into the verdict register; the library
+	// decodes it as a Verdict, and so must we.
+	if imm, ok := e.(*expr.Immediate); ok && imm.Register == unix.NFT_REG_VERDICT && len(imm.Data) == 0 {
+		v := &expr.Verdict{}
+		if err := expr.Unmarshal(fam, data, v); err != nil {
+			return nil, fmt.Errorf("expression verdict: %w", err)
+		}
+		return v, nil
+	}
+	return e, nil
+}
+
+// unknownExpr stands for an expression google/nftables does not decode.
+type unknownExpr struct {
+	expr.Any // nil: never called
+	Name     string
+}
+
+// exprTypes are the expressions google/nftables decodes, by kernel name
+// (as in its exprFromName, which is not exported).
+var exprTypes = map[string]func() expr.Any{
+	"ct": func() expr.Any { return &expr.Ct{} }, "range": func() expr.Any { return &expr.Range{} },
+	"meta": func() expr.Any { return &expr.Meta{} }, "cmp": func() expr.Any { return &expr.Cmp{} },
+	"counter": func() expr.Any { return &expr.Counter{} }, "objref": func() expr.Any { return &expr.Objref{} },
+	"payload": func() expr.Any { return &expr.Payload{} }, "lookup": func() expr.Any { return &expr.Lookup{} },
+	"immediate": func() expr.Any { return &expr.Immediate{} }, "bitwise": func() expr.Any { return &expr.Bitwise{} },
+	"redir": func() expr.Any { return &expr.Redir{} }, "nat": func() expr.Any { return &expr.NAT{} },
+	"limit": func() expr.Any { return &expr.Limit{} }, "quota": func() expr.Any { return &expr.Quota{} },
+	"dynset": func() expr.Any { return &expr.Dynset{} }, "log": func() expr.Any { return &expr.Log{} },
+	"exthdr": func() expr.Any { return &expr.Exthdr{} }, "reject": func() expr.Any { return &expr.Reject{} },
+	"masq": func() expr.Any { return &expr.Masq{} }, "hash": func() expr.Any { return &expr.Hash{} },
+	"fib": func() expr.Any { return &expr.Fib{} }, "numgen": func() expr.Any { return &expr.Numgen{} },
+	"queue":     func() expr.Any { return &expr.Queue{} },
+	"connlimit": func() expr.Any { return &expr.Connlimit{} }, "notrack": func() expr.Any { return &expr.Notrack{} },
+}
+
+// unmarshalByteorder decodes a byteorder expression, which google/nftables
+// can encode but not decode (its unmarshal returns "not yet implemented").
+func unmarshalByteorder(data []byte) (expr.Any, error) {
+	ad, err := netlink.NewAttributeDecoder(data)
+	if err != nil {
+		return nil, err
+	}
+	ad.ByteOrder = binary.BigEndian
+	e := &expr.Byteorder{}
+	for ad.Next() {
+		switch ad.Type() {
+		case unix.NFTA_BYTEORDER_SREG:
+			e.SourceRegister = ad.Uint32()
+		case unix.NFTA_BYTEORDER_DREG:
+			e.DestRegister = ad.Uint32()
+		case unix.NFTA_BYTEORDER_OP:
+			e.Op = expr.ByteorderOp(ad.Uint32())
+		case unix.NFTA_BYTEORDER_LEN:
+			e.Len = ad.Uint32()
+		case unix.NFTA_BYTEORDER_SIZE:
+			e.Size = ad.Uint32()
+		}
+	}
+	return e, ad.Err()
+}
