@@ -54,6 +54,7 @@ type tracer struct {
 	saddr     netip.Addr
 	proto     uint8
 	baseChain *nft.Base // the base chain being evaluated, for statement validation
+	opts      Options
 }
 
 // loc names a rule in errors.
@@ -167,6 +168,13 @@ func (t *tracer) stmt(at loc, s nft.Stmt, w *walker, depth int) (outs []*walker,
 		return outs, true, err
 	case nft.Verdict:
 		outs, err = t.verdict(at, s, w, depth)
+		return outs, true, err
+	case nft.MatchFibLocal:
+		ok = t.opts.isLocal(t.saddr)
+	case nft.UpdateSet:
+		ok, err = true, t.checkUpdate(at, s)
+	case nft.DNATMap:
+		outs, err = t.dnatMap(at, s, w)
 		return outs, true, err
 	case nft.DNAT, nft.Masquerade, nft.Reject:
 		outs, err = t.terminal(at, s, w)

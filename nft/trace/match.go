@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"slices"
 
 	"github.com/nftproxy/nftproxy/nft"
 )
@@ -66,7 +65,7 @@ func (t *tracer) lookup(at loc, name string, keys []nft.Field, w *walker, isMap 
 		key[i] = v
 	}
 	for _, e := range s.Elements {
-		if slices.Equal(e.Key, key) {
+		if keyMatches(e.Key, key) {
 			return e, true, nil
 		}
 	}

@@ -66,7 +66,7 @@ func Trace(t *nft.Table, p Packet, o Options) ([]Outcome, error) {
 	if err := checkPacket(t.Family, p); err != nil {
 		return nil, err
 	}
-	tr := &tracer{table: t, saddr: p.Saddr, proto: p.Proto}
+	tr := &tracer{table: t, saddr: p.Saddr, proto: p.Proto, opts: o}
 	start := &walker{prob: big.NewRat(1, 1), daddr: p.Daddr, dport: p.Dport, mark: p.Mark}
 	ws, err := tr.route(start, o)
 	if err != nil {
