@@ -88,3 +88,25 @@ func kubeconfigClient(t *testing.T, api *apiserver.Server) kubernetes.Interface 
 	}
 	return c
 }
+
+// TestRestartAPIServer stops kube-apiserver alone and starts it again: the
+// API is gone in between and the objects are back after, from etcd.
+func TestRestartAPIServer(t *testing.T) {
+	ns := lab.NewNS(t, "api")
+	api := apiserver.Start(t, ns)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kept", Namespace: "default"}}
+	if _, err := api.Client.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create configmap: %v", err)
+	}
+
+	api.StopAPIServer(t)
+	if _, err := api.Client.CoreV1().ConfigMaps("default").Get(ctx, "kept", metav1.GetOptions{}); err == nil {
+		t.Fatal("get with the API server stopped: no error")
+	}
+	api.StartAPIServer(t)
+	if _, err := api.Client.CoreV1().ConfigMaps("default").Get(ctx, "kept", metav1.GetOptions{}); err != nil {
+		t.Fatalf("get after restart: %v", err)
+	}
+}

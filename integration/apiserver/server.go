@@ -44,6 +44,9 @@ type Server struct {
 	Kubeconfig string
 
 	apiserver, etcd *lab.Process
+	args            []string // kube-apiserver's command line, for StartAPIServer
+	dir             string
+	starts          int // kube-apiserver starts, to name each log
 }
 
 // Start runs etcd and kube-apiserver inside ns and returns once the API
@@ -69,9 +72,27 @@ func Start(t testing.TB, ns *lab.NS) *Server {
 		t.Fatalf("client: %v", err)
 	}
 	s.etcd = ns.StartLogged(t, "etcd", filepath.Join(dir, "etcd.log"), etcdArgs(etcd, dataDir(t))...)
-	s.apiserver = ns.StartLogged(t, "kube-apiserver", filepath.Join(dir, "kube-apiserver.log"), apiserverArgs(kas, dir, files)...)
-	s.waitReady(t)
+	s.args, s.dir = apiserverArgs(kas, dir, files), dir
+	s.StartAPIServer(t)
 	return s
+}
+
+// StopAPIServer stops kube-apiserver (SIGTERM, then SIGKILL after 10 s);
+// etcd keeps running, so StartAPIServer brings the same state back. For
+// tests of a proxy that loses the API server.
+func (s *Server) StopAPIServer(t testing.TB) {
+	t.Helper()
+	_ = s.apiserver.Stop() // the exit status of a stopped server says nothing
+}
+
+// StartAPIServer starts kube-apiserver with the same flags, each start with
+// its own log, and waits until it is ready.
+func (s *Server) StartAPIServer(t testing.TB) {
+	t.Helper()
+	s.starts++
+	log := filepath.Join(s.dir, fmt.Sprintf("kube-apiserver-%d.log", s.starts))
+	s.apiserver = s.NS.StartLogged(t, "kube-apiserver", log, s.args...)
+	s.waitReady(t)
 }
 
 // dataDir returns a directory on tmpfs for etcd's data, when there is one:
