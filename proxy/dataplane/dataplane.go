@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"time"
 
 	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/proxy/model"
@@ -57,6 +58,8 @@ type Dataplane struct {
 	// generation gen: the mirror of what we committed. A failure clears it.
 	known bool
 	gen   uint32
+	// poll overrides pollInterval (tests).
+	poll time.Duration
 }
 
 // New returns a Dataplane that programs k. It knows nothing of the kernel's
