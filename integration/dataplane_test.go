@@ -1,0 +1,132 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nftproxy/nftproxy/integration/lab"
+	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/proxy/dataplane"
+)
+
+// TestDataplaneWatchAndRepair: the Dataplane programs a node namespace;
+// each change somebody makes to our table through the nft binary makes
+// Watch fire, and the Sync that follows repairs the table to the very
+// listing it had before.
+func TestDataplaneWatchAndRepair(t *testing.T) {
+	c := lab.NewCluster(t, 0)
+	p := newProxy(t, c)
+	d := dataplane.New(p.k)
+	snap := mixedSnapshot()
+	in := dataplane.Input{Snapshot: &snap, Node: p.node, Options: p.opts}
+	if res, err := d.Sync(in); err != nil || !res.Full {
+		t.Fatalf("first sync: %+v, %v; want a full sync", res, err)
+	}
+	p.committed = p.compile(t, snap)
+	want := listTables(t, c.Node)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fired := d.Watch(ctx)
+	in.Changed = map[string]bool{}
+	for _, tamper := range []string{
+		"delete table ip kube-proxy",
+		"flush chain ip kube-proxy service-test/web/tcp/http",
+		"delete element ip kube-proxy service-ips { 10.96.1.10 . tcp . 80 }",
+		"add rule ip kube-proxy services counter",
+		"add chain ip6 kube-proxy stray",
+	} {
+		t.Run(tamper, func(t *testing.T) {
+			nftIn(t, c.Node, strings.Fields(tamper)...)
+			select {
+			case <-fired:
+			case <-time.After(10 * time.Second):
+				t.Fatal("Watch did not fire within 10s")
+			}
+			res, err := d.Sync(in)
+			if err != nil || !res.Repaired || res.Ops == 0 {
+				t.Fatalf("sync after the change: %+v, %v; want a repair", res, err)
+			}
+			if diff := diffLines(want, listTables(t, c.Node)); diff != "" {
+				t.Errorf("ruleset after repair (-before +after):\n%s", diff)
+			}
+			assertInSync(t, p)
+		})
+	}
+}
+
+// listTables lists our tables, IPv4 first: a repaired table may come
+// second in `nft list ruleset`, which lists tables in creation order.
+func listTables(t *testing.T, ns *lab.NS) string {
+	t.Helper()
+	return nftIn(t, ns, "list", "table", "ip", nft.TableName) + nftIn(t, ns, "list", "table", "ip6", nft.TableName)
+}
+
+// TestGenerationMovesOncePerCommit checks the kernel fact the Dataplane's
+// bookkeeping rests on: one committed transaction moves the ruleset
+// generation by exactly one, and a read does not move it.
+func TestGenerationMovesOncePerCommit(t *testing.T) {
+	c := lab.NewCluster(t, 0)
+	p := newProxy(t, c)
+	before, err := p.k.Generation()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.sync(t, mixedSnapshot())
+	mustRead(t, p)
+	after, err := p.k.Generation()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after != before+1 {
+		t.Fatalf("generation %d -> %d after one commit and a read, want +1", before, after)
+	}
+}
+
+// kubeProxyTable is a table in upstream kube-proxy's nftables layout: an
+// anonymous numgen map per Service and endpoint chains.
+const kubeProxyTable = `table ip kube-proxy {
+	comment "rules for kube-proxy"
+	set cluster-ips { type ipv4_addr; comment "Active ClusterIPs"; }
+	map service-ips { type ipv4_addr . inet_proto . inet_service : verdict; }
+	chain endpoint-AAAA-test/web/tcp/http__10.244.1.2/8080 { meta l4proto tcp dnat to 10.244.1.2:8080; }
+	chain service-AAAA-test/web/tcp/http { numgen random mod 1 vmap { 0 : goto endpoint-AAAA-test/web/tcp/http__10.244.1.2/8080 }; }
+	chain services { ip daddr . meta l4proto . th dport vmap @service-ips; }
+	chain nat-prerouting { type nat hook prerouting priority dstnat; policy accept; jump services; }
+}
+add element ip kube-proxy service-ips { 10.96.1.10 . tcp . 80 : goto service-AAAA-test/web/tcp/http }
+`
+
+// TestDataplaneTakesOverKubeProxyTable: the first Sync replaces a table
+// left by kube-proxy, in one transaction, with exactly ours.
+func TestDataplaneTakesOverKubeProxyTable(t *testing.T) {
+	c := lab.NewCluster(t, 0)
+	p := newProxy(t, c)
+	file := filepath.Join(t.TempDir(), "kube-proxy.nft")
+	if err := os.WriteFile(file, []byte(kubeProxyTable), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	nftIn(t, c.Node, "-f", file)
+	gen, err := p.k.Generation()
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := mixedSnapshot()
+	res, err := dataplane.New(p.k).Sync(dataplane.Input{Snapshot: &snap, Node: p.node, Options: p.opts})
+	if err != nil || !res.Full {
+		t.Fatalf("first sync: %+v, %v; want a full sync", res, err)
+	}
+	if now, _ := p.k.Generation(); now != gen+1 {
+		t.Errorf("generation %d -> %d: want the takeover in one transaction", gen, now)
+	}
+	p.committed = p.compile(t, snap)
+	assertInSync(t, p)
+	if rs := mustRead(t, p); rs[nft.IPv4].Chain("service-AAAA-test/web/tcp/http") != nil {
+		t.Error("kube-proxy's chain survived the takeover")
+	}
+}
