@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"sort"
 	"strings"
+	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -35,7 +36,7 @@ type target struct {
 
 // setup builds the lab, the API server, the Services and nftproxy, and
 // waits until every address answers.
-func setup(t *tb) *demo {
+func setup(t testing.TB) *demo {
 	fmt.Println("Starting etcd and kube-apiserver in the node namespace, 3 pods with HTTP servers ...")
 	env := e2e.New(t, 3)
 	d := &demo{env: env}
@@ -66,7 +67,7 @@ func setup(t *tb) *demo {
 }
 
 // add creates svc (target port httpPort) and its EndpointSlice with pods.
-func (d *demo) add(t *tb, svc *corev1.Service, pods ...*lab.Backend) {
+func (d *demo) add(t testing.TB, svc *corev1.Service, pods ...*lab.Backend) {
 	svc.Spec.Ports[0].TargetPort = intstr.FromInt32(httpPort)
 	var addrs []netip.Addr
 	for _, p := range pods {
@@ -84,7 +85,7 @@ func httpSlice(s *discoveryv1.EndpointSlice) *discoveryv1.EndpointSlice {
 
 // serveHTTP runs an HTTP server in the pod that names the pod and the
 // client address it saw. It stops at cleanup.
-func serveHTTP(t *tb, b *lab.Backend) {
+func serveHTTP(t testing.TB, b *lab.Backend) {
 	var ln net.Listener
 	err := b.Do(func() (err error) {
 		ln, err = net.Listen("tcp", lab.AddrPort(b.IPv4, httpPort))
@@ -134,7 +135,7 @@ func (d *demo) get(addr string) (string, error) {
 }
 
 // report sends the requests, prints their spread and the table.
-func (d *demo) report(t *tb, requests int) {
+func (d *demo) report(t testing.TB, requests int) {
 	fmt.Printf("\n%d HTTP requests from the external client to each Service:\n\n", requests)
 	for _, tg := range d.targets {
 		seen := map[string]int{}

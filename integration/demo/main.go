@@ -14,9 +14,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
-	"runtime/debug"
-	"syscall"
+	"testing"
+
+	"github.com/nftproxy/nftproxy/integration/e2e"
 )
 
 func main() {
@@ -26,37 +26,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "demo: needs root (network namespaces, nftables): sudo make demo")
 		os.Exit(1)
 	}
-	t := &tb{}
-	interrupted := make(chan os.Signal, 1)
-	signal.Notify(interrupted, os.Interrupt, syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- run(t, *requests) }()
-	var err error
-	select {
-	case err = <-done:
-	case sig := <-interrupted:
-		err = fmt.Errorf("interrupted (%v)", sig)
-	}
-	fmt.Fprintln(os.Stderr, "demo: cleaning up")
-	t.cleanup()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "demo:", err)
-		os.Exit(1)
-	}
-}
-
-// run is the demo; a harness failure comes back as an error.
-func run(t *tb, requests int) (err error) {
-	defer func() {
-		switch r := recover().(type) {
-		case nil:
-		case fatal:
-			err = fmt.Errorf("%s", r.msg)
-		default: // a bug; still clean up before reporting it
-			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
-		}
-	}()
-	d := setup(t)
-	d.report(t, requests)
-	return nil
+	os.Exit(e2e.Main(func(t testing.TB) {
+		setup(t).report(t, *requests)
+	}))
 }
