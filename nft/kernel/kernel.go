@@ -21,6 +21,11 @@ const bufferSize = 512 << 20
 // our tables back.
 type Kernel struct {
 	conn *nftables.Conn
+	// batch marshals the operations of a plan, captured, and tx sends
+	// them without echo (batch.go).
+	batch    *nftables.Conn
+	captured *capture
+	tx       *netlink.Conn
 	// nsFD is our own duplicate of the namespace descriptor given to Open,
 	// -1 for the process's namespace: Read dials a socket of its own there.
 	nsFD int
@@ -49,7 +54,14 @@ func Open(nsFD int) (*Kernel, error) {
 		closeFD(nsFD)
 		return nil, fmt.Errorf("open nftables netlink socket: %w", err)
 	}
-	return &Kernel{conn: conn, nsFD: nsFD}, nil
+	k := &Kernel{conn: conn, nsFD: nsFD, captured: &capture{}}
+	if k.batch, err = newMarshaller(k.captured); err == nil {
+		k.tx, err = dialSender(k.netNS())
+	}
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("open nftables netlink socket: %w", err), k.Close())
+	}
+	return k, nil
 }
 
 func largeBuffers(c *netlink.Conn) error {
@@ -75,6 +87,9 @@ func largeBuffers(c *netlink.Conn) error {
 
 // Close closes the connection.
 func (k *Kernel) Close() error {
+	if k.tx != nil {
+		k.tx.Close()
+	}
 	closeFD(k.nsFD)
 	k.nsFD = -1
 	return k.conn.CloseLasting()
@@ -119,9 +134,10 @@ func (k *Kernel) applyOnce(p *nft.Plan) error {
 		return err
 	}
 	if err := k.enqueue(p.Ops); err != nil {
+		k.discard()
 		return err
 	}
-	err = k.conn.FlushWithGenID(gen)
+	_, _, err = k.flushBatch(gen)
 	if err == nil {
 		return nil
 	}
