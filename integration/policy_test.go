@@ -1,0 +1,220 @@
+//go:build integration
+
+package integration
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"k8s.io/klog/v2"
+
+	"github.com/nftproxy/nftproxy/integration/lab"
+	"github.com/nftproxy/nftproxy/proxy/conntrack"
+	"github.com/nftproxy/nftproxy/proxy/model"
+)
+
+// placed returns the EndpointSlice of Service svc with one ready endpoint
+// per backend, each on the node nodes[i] names.
+func placed(svc string, pt port, bs []*lab.Backend, nodes []string) model.EndpointSlice {
+	s := model.EndpointSlice{Namespace: namespace, Name: svc + "-1", Service: svc, AddressType: model.IPv4,
+		Ports: []model.EndpointPort{{Name: pt.name, Protocol: pt.proto, Port: pt.target}}}
+	for i, b := range bs {
+		s.Endpoints = append(s.Endpoints, model.Endpoint{Addresses: []netip.Addr{b.IPv4}, Ready: true, Serving: true, NodeName: nodes[i]})
+	}
+	return s
+}
+
+// assertNoReply sends a request that must get no answer at all: dropped,
+// neither served nor refused.
+func assertNoReply(t *testing.T, ns *lab.NS, p lab.Proto, src, addr string) {
+	t.Helper()
+	reply, err := ns.RequestFrom(p, src, addr, timeout)
+	if err == nil || lab.IsRefused(err) {
+		t.Fatalf("got %q, %v; want no reply (dropped)", reply, err)
+	}
+}
+
+// TestExternalTrafficPolicyLocal: traffic from outside to the
+// load-balancer IP and NodePort reaches only this node's endpoint and keeps
+// the client's address; a pod still reaches the other node's endpoint; with
+// no endpoint on this node, outside traffic is dropped.
+func TestExternalTrafficPolicyLocal(t *testing.T) {
+	c := lab.NewCluster(t, 2)
+	p := newProxy(t, c)
+	local, remote := c.Backends[0], c.Backends[1]
+	pt := port{name: "http", proto: model.TCP, port: 80, target: 8080, nodePort: 30080}
+	svc := service("web", addrs("10.96.0.90"), pt)
+	svc.Type, svc.LoadBalancerIPs, svc.ExternalLocal = model.LoadBalancer, addrs("203.0.113.90"), true
+	for _, b := range c.Backends {
+		serve(t, pt, b, b.IPv4)
+	}
+	lb, nodePort := lab.AddrPort(svc.LoadBalancerIPs[0], 80), lab.AddrPort(c.NodeIPv4, 30080)
+	p.sync(t, model.Snapshot{Services: []model.Service{svc},
+		Slices: []model.EndpointSlice{placed("web", pt, c.Backends, []string{"node-1", "node-2"})}})
+	for _, addr := range []string{lb, nodePort} {
+		for i := range 10 {
+			got := ask(t, c.Client, lab.TCP, "", addr)
+			if want := (lab.Reply{Name: local.Name, Source: c.ClientIPv4}); got != want {
+				t.Fatalf("%s request %d: got %+v, want %+v (local endpoint, client address kept)", addr, i, got, want)
+			}
+		}
+	}
+	p.sync(t, model.Snapshot{Services: []model.Service{svc},
+		Slices: []model.EndpointSlice{placed("web", pt, []*lab.Backend{remote}, []string{"node-2"})}})
+	t.Run("no local endpoint: outside traffic dropped", func(t *testing.T) {
+		assertNoReply(t, c.Client, lab.TCP, "", lb)
+		assertNoReply(t, c.Client, lab.TCP, "", nodePort)
+	})
+	t.Run("no local endpoint: a pod still reaches the Service", func(t *testing.T) {
+		got := ask(t, local.NS, lab.TCP, local.IPv4.String(), lb)
+		if want := (lab.Reply{Name: remote.Name, Source: local.IPv4}); got != want {
+			t.Errorf("got %+v, want %+v", got, want)
+		}
+	})
+}
+
+// TestInternalTrafficPolicyLocal: ClusterIP traffic goes only to this
+// node's endpoint; without one it is dropped.
+func TestInternalTrafficPolicyLocal(t *testing.T) {
+	c := lab.NewCluster(t, 2)
+	p := newProxy(t, c)
+	pt := port{name: "dns", proto: model.UDP, port: 53, target: 5353}
+	svc := service("dns", addrs("10.96.0.91"), pt)
+	svc.InternalLocal = true
+	for _, b := range c.Backends {
+		serve(t, pt, b, b.IPv4)
+	}
+	client := c.Backends[1]
+	addr := lab.AddrPort(svc.ClusterIPs[0], 53)
+	p.sync(t, model.Snapshot{Services: []model.Service{svc},
+		Slices: []model.EndpointSlice{placed("dns", pt, c.Backends, []string{"node-1", "node-2"})}})
+	for i := range 10 {
+		if got := ask(t, client.NS, lab.UDP, "", addr); got.Name != c.Backends[0].Name {
+			t.Fatalf("request %d answered by %s, want the local endpoint %s", i, got.Name, c.Backends[0].Name)
+		}
+	}
+	p.sync(t, model.Snapshot{Services: []model.Service{svc},
+		Slices: []model.EndpointSlice{placed("dns", pt, c.Backends[1:], []string{"node-2"})}})
+	assertNoReply(t, client.NS, lab.UDP, "", addr)
+}
+
+// TestSourceRanges: only sources in loadBalancerSourceRanges reach the
+// load-balancer IP.
+func TestSourceRanges(t *testing.T) {
+	c := lab.NewCluster(t, 1)
+	p := newProxy(t, c)
+	b := c.Backends[0]
+	pt := port{name: "https", proto: model.TCP, port: 443, target: 8443, nodePort: 30443}
+	svc := service("api", addrs("10.96.0.92"), pt)
+	svc.Type, svc.LoadBalancerIPs = model.LoadBalancer, addrs("203.0.113.92")
+	serve(t, pt, b, b.IPv4)
+	lb := lab.AddrPort(svc.LoadBalancerIPs[0], 443)
+	for _, tc := range []struct {
+		name    string
+		ranges  string
+		allowed bool
+	}{
+		{"client inside the range", c.ClientIPv4.String() + "/32", true},
+		{"client outside the range", "192.0.2.0/24", false},
+		{"range holding the client among others", "192.0.2.0/24," + netip.PrefixFrom(c.ClientIPv4, 24).Masked().String(), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc.LoadBalancerSourceRanges = nil
+			for _, r := range strings.Split(tc.ranges, ",") {
+				svc.LoadBalancerSourceRanges = append(svc.LoadBalancerSourceRanges, netip.MustParsePrefix(r))
+			}
+			p.sync(t, snapshot(svc, []port{pt}, b.IPv4))
+			if !tc.allowed {
+				assertNoReply(t, c.Client, lab.TCP, "", lb)
+				return
+			}
+			if got := ask(t, c.Client, lab.TCP, "", lb); got.Name != b.Name {
+				t.Errorf("answered by %s, want %s", got.Name, b.Name)
+			}
+		})
+	}
+}
+
+// TestSessionAffinity: every new connection of a client goes to the same
+// endpoint; once that endpoint is removed it is never chosen again, and the
+// client sticks to its new one.
+func TestSessionAffinity(t *testing.T) {
+	c := lab.NewCluster(t, 3)
+	p := newProxy(t, c)
+	pt := port{name: "http", proto: model.TCP, port: 80, target: 8080}
+	svc := service("sticky", addrs("10.96.0.93"), pt)
+	svc.AffinitySeconds = 600
+	for _, b := range c.Backends {
+		serve(t, pt, b, b.IPv4)
+	}
+	addr := lab.AddrPort(svc.ClusterIPs[0], 80)
+	all := model.Snapshot{Services: []model.Service{svc},
+		Slices: []model.EndpointSlice{placed("sticky", pt, c.Backends, []string{"node-1", "node-1", "node-1"})}}
+	p.sync(t, all)
+	first := sameBackend(t, c.Client, addr, 20)
+	var rest []*lab.Backend
+	for _, b := range c.Backends {
+		if b.Name != first {
+			rest = append(rest, b)
+		}
+	}
+	fewer := model.Snapshot{Services: all.Services,
+		Slices: []model.EndpointSlice{placed("sticky", pt, rest, []string{"node-1", "node-1"})}}
+	p.sync(t, fewer)
+	conntrack.NewAffinityHook(p.k, klog.Background()).AfterSync(&all, &fewer, p.node)
+	if second := sameBackend(t, c.Client, addr, 20); second == first {
+		t.Fatalf("the removed endpoint %s still answered", first)
+	}
+}
+
+// sameBackend makes n connections to addr and returns the one backend that
+// answered them all.
+func sameBackend(t *testing.T, ns *lab.NS, addr string, n int) string {
+	t.Helper()
+	name := ""
+	for i := range n {
+		got := ask(t, ns, lab.TCP, "", addr)
+		if name != "" && got.Name != name {
+			t.Fatalf("connection %d went to %s, earlier ones to %s", i, got.Name, name)
+		}
+		name = got.Name
+	}
+	return name
+}
+
+// TestUDPConntrackCleanup: a UDP client that keeps its source port follows
+// the Service to its new endpoint once the old one is removed, because the
+// conntrack hook deletes the flow still DNATed to the old endpoint.
+func TestUDPConntrackCleanup(t *testing.T) {
+	c := lab.NewCluster(t, 2)
+	p := newProxy(t, c)
+	old, next := c.Backends[0], c.Backends[1]
+	pt := port{name: "dns", proto: model.UDP, port: 53, target: 5353}
+	svc := service("dns", addrs("10.96.0.94"), pt)
+	for _, b := range c.Backends {
+		serve(t, pt, b, b.IPv4) // the old endpoint keeps answering, as a stuck flow would let it
+	}
+	hook, err := conntrack.NewHook(c.Node.FD(t), klog.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hook.Close()
+	src := fmt.Sprintf("%s:40053", c.ClientIPv4)
+	addr := lab.AddrPort(svc.ClusterIPs[0], 53)
+	before := snapshot(svc, []port{pt}, old.IPv4)
+	p.sync(t, before)
+	if got := ask(t, c.Client, lab.UDP, src, addr); got.Name != old.Name {
+		t.Fatalf("answered by %s, want %s", got.Name, old.Name)
+	}
+	after := snapshot(svc, []port{pt}, next.IPv4)
+	p.sync(t, after)
+	if got := ask(t, c.Client, lab.UDP, src, addr); got.Name != old.Name {
+		t.Fatalf("before the clean-up the flow should still go to %s (the test's control), got %s", old.Name, got.Name)
+	}
+	hook.AfterSync(&before, &after, p.node)
+	if got := ask(t, c.Client, lab.UDP, src, addr); got.Name != next.Name {
+		t.Errorf("after the clean-up answered by %s, want %s", got.Name, next.Name)
+	}
+}
