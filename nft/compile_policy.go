@@ -1,6 +1,5 @@
 package nft
 
-
 // policyChains names the endpoint chains of one Service port: "" when the
 // chain does not exist because no traffic may use it.
 type policyChains struct {
@@ -63,4 +62,3 @@ func (c *compiler) externalRules(f Family, ref portRef, pc policyChains) []Rule 
 	}
 	return append(rules, Rule{Stmts: []Stmt{GotoChain(pc.local)}})
 }
-

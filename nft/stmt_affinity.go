@@ -13,7 +13,7 @@ import (
 type UpdateSet struct {
 	Set     string
 	Keys    []Field
-	Timeout uint32 // seconds
+	Timeout uint32  // seconds
 	Data    []Value // an address and a port
 }
 

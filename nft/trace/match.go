@@ -1,7 +1,6 @@
 package trace
 
 import (
-
 	"github.com/nftproxy/nftproxy/nft"
 )
 

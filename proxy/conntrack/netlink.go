@@ -110,4 +110,3 @@ func matchesAny(targets []Target, f Flow) bool {
 	}
 	return false
 }
-
