@@ -7,6 +7,16 @@
 // Service i gets ClusterIP 10.96.0.0/12 + i, port 80 -> 8080, and every
 // fourth one is a NodePort. With -change-endpoint the first endpoint of
 // Service 0 moves to another address, to time a one-Service change.
+//
+// Feature mixes (issue 4's benchmark: half with session affinity, a quarter
+// with externalTrafficPolicy: Local):
+//
+//	go run ./cmd/gencluster -services 10000 -endpoints 10 -affinity-every 2 -local-every 4
+//
+// -affinity-every N gives every Nth Service sessionAffinity: ClientIP;
+// -local-every N makes every Nth Service a NodePort Service with
+// externalTrafficPolicy: Local, and places each Service's first endpoint on
+// the node (node-1) and the others on node-2.
 package main
 
 import (
@@ -22,12 +32,19 @@ func main() {
 	endpoints := flag.Int("endpoints", 10, "endpoints per Service")
 	out := flag.String("o", "-", "output file (- for stdout)")
 	change := flag.Bool("change-endpoint", false, "move Service 0's first endpoint")
+	flag.IntVar(&mix.affinityEvery, "affinity-every", 0, "give every Nth Service ClientIP session affinity (0: none)")
+	flag.IntVar(&mix.localEvery, "local-every", 0, "give every Nth Service externalTrafficPolicy: Local (0: none)")
 	flag.Parse()
 	if err := write(*out, *services, *endpoints, *change); err != nil {
 		fmt.Fprintln(os.Stderr, "gencluster:", err)
 		os.Exit(1)
 	}
 }
+
+// mix says which Services get which features.
+var mix struct{ affinityEvery, localEvery int }
+
+func every(n, i int) bool { return n > 0 && i%n == 0 }
 
 func write(path string, services, endpoints int, change bool) error {
 	f := os.Stdout
@@ -57,7 +74,8 @@ status:
 func writeService(w *bufio.Writer, i, endpoints int, change bool) {
 	ip := offset(netip.MustParseAddr("10.96.0.0"), i)
 	typ, nodePort := "ClusterIP", ""
-	if i%4 == 0 && i/4 < 30000-1 {
+	local := every(mix.localEvery, i)
+	if (i%4 == 0 || local) && i/4 < 30000-1 {
 		typ, nodePort = "NodePort", fmt.Sprintf(", nodePort: %d", 30000+(i/4)%2767)
 	}
 	fmt.Fprintf(w, `---
@@ -68,7 +86,7 @@ spec:
   type: %s
   clusterIP: %s
   clusterIPs: [%s]
-  ports:
+%s  ports:
   - {name: http, protocol: TCP, port: 80, targetPort: 8080%s}
 ---
 apiVersion: discovery.k8s.io/v1
@@ -81,14 +99,29 @@ addressType: IPv4
 ports:
 - {name: http, protocol: TCP, port: 8080}
 endpoints:
-`, i, typ, ip, ip, nodePort, i, i)
+`, i, typ, ip, ip, features(i, local), nodePort, i, i)
 	for j := range endpoints {
 		ep := offset(netip.MustParseAddr("10.128.0.0"), i*endpoints+j)
 		if change && j == 0 {
 			ep = netip.MustParseAddr("10.127.255.254")
 		}
 		fmt.Fprintf(w, "- addresses: [%s]\n  conditions: {ready: true}\n", ep)
+		if mix.localEvery > 0 {
+			fmt.Fprintf(w, "  nodeName: node-%d\n", min(j, 1)+1)
+		}
 	}
+}
+
+// features returns the spec lines of Service i's traffic features.
+func features(i int, local bool) string {
+	out := ""
+	if every(mix.affinityEvery, i) {
+		out += "  sessionAffinity: ClientIP\n"
+	}
+	if local {
+		out += "  externalTrafficPolicy: Local\n"
+	}
+	return out
 }
 
 // offset returns base + n as an IPv4 address.
