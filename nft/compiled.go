@@ -23,7 +23,8 @@ type Compiled struct {
 	// Service wins a key that several claim.
 	order map[string]int
 	fams  [2]*familyState
-	// troubled holds the units that have problems.
+	// troubled holds the units that have problems of their own; a unit
+	// with a claim conflict is found through the contested keys.
 	troubled map[string]*unit
 }
 
@@ -109,8 +110,11 @@ func (c *Compiled) setUnit(key string, u *unit) {
 		return
 	}
 	c.units[key] = u
-	if len(u.problems) > 0 {
-		c.troubled[key] = u
+	for _, p := range u.problems {
+		if p.claim < 0 {
+			c.troubled[key] = u
+			break
+		}
 	}
 }
 
@@ -184,16 +188,34 @@ func (ct *contest) settle(order map[string]int) {
 
 // Problems returns the objects, or fields, left out, sorted by object.
 func (c *Compiled) Problems() []Problem {
-	keys := make([]string, 0, len(c.troubled))
-	for k := range c.troubled {
+	units := c.problemUnits()
+	keys := make([]string, 0, len(units))
+	for k := range units {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return c.position(keys[i]) < c.position(keys[j]) })
 	var out []Problem
 	for _, k := range keys {
-		out = append(out, c.unitProblems(c.troubled[k])...)
+		out = append(out, c.unitProblems(units[k])...)
 	}
 	return sortProblems(out)
+}
+
+// problemUnits returns the units that may have problems: those with
+// problems of their own and those that claim a contested key.
+func (c *Compiled) problemUnits() map[string]*unit {
+	out := make(map[string]*unit, len(c.troubled))
+	for k, u := range c.troubled {
+		out[k] = u
+	}
+	for _, fs := range c.fams {
+		for key := range fs.contested {
+			for _, cl := range fs.contests[key].claims {
+				out[cl.owner] = c.units[cl.owner]
+			}
+		}
+	}
+	return out
 }
 
 func (c *Compiled) position(key string) int {

@@ -59,7 +59,7 @@ func (k *Kernel) readSets(t *nft.Table, kt *nftables.Table) error {
 			t.Sets = append(t.Sets, s)
 			continue
 		}
-		elems, err := k.conn.GetSetElements(ks)
+		elems, err := k.readElements(ks)
 		if err != nil {
 			return fmt.Errorf("list elements of %s: %w", ks.Name, err)
 		}

@@ -13,30 +13,13 @@ import (
 
 // readRules returns the rules of every chain of our table in family f, by
 // chain name, from one table-wide dump (NFT_MSG_GETRULE with only the
-// table named). google/nftables asks chain by chain, a netlink round trip
-// each: about 5 s for a table of 12,500 chains.
-//
-// The dump runs on a socket of its own, so that it never interleaves with
-// the lasting connection's batches.
+// table named) instead of google/nftables' one dump per chain. For 10,000
+// Services x 10 endpoints (20,000 chains, 130,000 rules): 1.4 s, against
+// 1.8 s chain by chain and 10.5 s table-wide with the library's buffers.
 func (k *Kernel) readRules(f nft.Family) (map[string][]nft.Rule, error) {
-	conn, err := netlink.Dial(unix.NETLINK_NETFILTER, &netlink.Config{NetNS: k.netNS()})
-	if err != nil {
-		return nil, fmt.Errorf("dial netlink: %w", err)
-	}
-	defer conn.Close()
 	fam := byte(tableOf(f).Family)
-	attrs, err := netlink.MarshalAttributes([]netlink.Attribute{
+	msgs, err := k.dump(unix.NFT_MSG_GETRULE, fam, []netlink.Attribute{
 		{Type: unix.NFTA_RULE_TABLE, Data: []byte(nft.TableName + "\x00")},
-	})
-	if err != nil {
-		return nil, err
-	}
-	msgs, err := conn.Execute(netlink.Message{
-		Header: netlink.Header{
-			Type:  netlink.HeaderType(unix.NFNL_SUBSYS_NFTABLES<<8 | unix.NFT_MSG_GETRULE),
-			Flags: netlink.Request | netlink.Dump,
-		},
-		Data: append([]byte{fam, unix.NFNETLINK_V0, 0, 0}, attrs...),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("dump rules: %w", err)
@@ -51,6 +34,36 @@ func (k *Kernel) readRules(f nft.Family) (map[string][]nft.Rule, error) {
 	}
 	return rules, nil
 }
+
+// dump runs one nftables dump request on a socket of its own, so that it
+// never interleaves with the lasting connection's batches, and with large
+// receive buffers (see dumpBuffer).
+func (k *Kernel) dump(msgType int, fam byte, attrs []netlink.Attribute) ([]netlink.Message, error) {
+	conn, err := netlink.Dial(unix.NETLINK_NETFILTER, &netlink.Config{NetNS: k.netNS(), MessageBufferSize: dumpBuffer})
+	if err != nil {
+		return nil, fmt.Errorf("dial netlink: %w", err)
+	}
+	defer conn.Close()
+	data, err := netlink.MarshalAttributes(attrs)
+	if err != nil {
+		return nil, err
+	}
+	return conn.Execute(netlink.Message{
+		Header: netlink.Header{
+			Type:  netlink.HeaderType(unix.NFNL_SUBSYS_NFTABLES<<8 | msgType),
+			Flags: netlink.Request | netlink.Dump,
+		},
+		Data: append([]byte{fam, unix.NFNETLINK_V0, 0, 0}, data...),
+	})
+}
+
+// dumpBuffer is the receive buffer for dumps. The kernel sizes each part of
+// a dump to the largest buffer the reader has used (up to 32 KiB); the
+// library's default, a buffer sized to each message, keeps parts at one
+// page. Every part of a dump re-walks the table from its start to find where
+// the previous part stopped (kernel 6.18), so fewer, larger parts cut a
+// table-wide dump of 130,000 rules from 10.5 s to 1.4 s.
+const dumpBuffer = 64 << 10
 
 // netNS is the namespace file descriptor for netlink.Config: 0 means the
 // process's own.

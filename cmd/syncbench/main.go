@@ -1,0 +1,171 @@
+// Command syncbench times the sync engine (proxy/dataplane) phase by phase
+// on a synthetic cluster, in a network namespace it creates and removes:
+//
+//	syncbench [-services 10000] [-endpoints 10] [-runs 5] [-cpuprofile FILE]
+//
+// It prints the median of -runs for: a full compile, the first Sync into an
+// empty namespace, a read of the tables back from the kernel, and a Sync
+// after one endpoint of one Service changed (compile, diff and commit).
+// It needs root; it never touches the host's own namespace.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/kernel"
+	"github.com/nftproxy/nftproxy/proxy/dataplane"
+	"github.com/nftproxy/nftproxy/proxy/model"
+)
+
+func main() {
+	services := flag.Int("services", 10000, "Services in the cluster")
+	endpoints := flag.Int("endpoints", 10, "endpoints per Service")
+	runs := flag.Int("runs", 5, "runs per figure; the median is printed")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the one-endpoint syncs to FILE")
+	flag.Parse()
+	if err := run(*services, *endpoints, *runs, *cpuprofile); err != nil {
+		fmt.Fprintln(os.Stderr, "syncbench:", err)
+		os.Exit(1)
+	}
+}
+
+// figures are the timings of one run.
+type figures struct {
+	compile, first, read, one time.Duration
+	firstOps, oneOps          int
+}
+
+func run(services, endpoints, runs int, cpuprofile string) error {
+	var all []figures
+	for range runs {
+		f, err := runOnce(services, endpoints, cpuprofile)
+		if err != nil {
+			return err
+		}
+		all = append(all, f)
+		cpuprofile = "" // the first run's profile is enough
+	}
+	fmt.Printf("%d Services x %d endpoints, median of %d runs\n\n", services, endpoints, runs)
+	fmt.Println("| phase | wall | ops |\n|---|---|---|")
+	fmt.Printf("| compile (nft.Compile) | %v | |\n", median(all, func(f figures) time.Duration { return f.compile }))
+	fmt.Printf("| first Sync, empty namespace | %v | %d |\n", median(all, func(f figures) time.Duration { return f.first }), all[0].firstOps)
+	fmt.Printf("| kernel Read of the tables | %v | |\n", median(all, func(f figures) time.Duration { return f.read }))
+	fmt.Printf("| Sync after one endpoint changed | %v | %d |\n", median(all, func(f figures) time.Duration { return f.one }), all[0].oneOps)
+	return nil
+}
+
+func median(all []figures, get func(figures) time.Duration) time.Duration {
+	ds := make([]time.Duration, len(all))
+	for i, f := range all {
+		ds[i] = get(f)
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2].Round(100 * time.Microsecond)
+}
+
+func runOnce(services, endpoints int, cpuprofile string) (figures, error) {
+	var f figures
+	name := "syncbench-" + strconv.Itoa(os.Getpid())
+	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
+		return f, fmt.Errorf("ip netns add: %v: %s", err, out)
+	}
+	defer exec.Command("ip", "netns", "del", name).Run()
+	fd, err := unix.Open("/run/netns/"+name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return f, err
+	}
+	defer unix.Close(fd)
+	k, err := kernel.Open(fd)
+	if err != nil {
+		return f, err
+	}
+	defer k.Close()
+	return measure(k, services, endpoints, cpuprofile)
+}
+
+func measure(k *kernel.Kernel, services, endpoints int, cpuprofile string) (figures, error) {
+	var f figures
+	snap := cluster(services, endpoints)
+	in := dataplane.Input{Snapshot: snap, Node: node, Options: nft.DefaultOptions()}
+	f.compile = timed(func() { nft.Compile(snap, in.Node, in.Options) })
+	d := dataplane.New(k)
+	var res dataplane.Result
+	var err error
+	if f.first = timed(func() { res, err = d.Sync(in) }); err != nil {
+		return f, fmt.Errorf("first sync: %w", err)
+	}
+	f.firstOps = res.Ops
+	if f.read = timed(func() { _, err = k.Read() }); err != nil {
+		return f, fmt.Errorf("read: %w", err)
+	}
+	if cpuprofile != "" {
+		stop, err := profile(cpuprofile)
+		if err != nil {
+			return f, err
+		}
+		defer stop()
+	}
+	// One endpoint of one Service moves, several times; the last counts.
+	for i := range 5 {
+		svc := services / 2
+		snap.Slices[svc].Endpoints[0].Addresses[0] = netip.AddrFrom4([4]byte{10, 250, byte(i), 1})
+		in.Changed = map[string]bool{snap.Services[svc].Key(): true}
+		if f.one = timed(func() { res, err = d.Sync(in) }); err != nil {
+			return f, fmt.Errorf("one-endpoint sync: %w", err)
+		}
+		f.oneOps = res.Ops
+	}
+	return f, nil
+}
+
+func profile(file string) (func(), error) {
+	out, err := os.Create(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); out.Close() }, nil
+}
+
+func timed(fn func()) time.Duration {
+	start := time.Now()
+	fn()
+	return time.Since(start)
+}
+
+var node = model.Node{Name: "node-1", IPs: []netip.Addr{netip.MustParseAddr("10.0.1.1")}}
+
+// cluster returns n NodePort Services with eps endpoints each.
+func cluster(n, eps int) *model.Snapshot {
+	s := &model.Snapshot{}
+	for i := range n {
+		name := "svc-" + strconv.Itoa(i)
+		s.Services = append(s.Services, model.Service{
+			Namespace: "ns-" + strconv.Itoa(i%100), Name: name, Type: model.NodePort,
+			ClusterIPs: []netip.Addr{netip.AddrFrom4([4]byte{10, 96, byte(i >> 8), byte(i)})},
+			Ports:      []model.ServicePort{{Name: "http", Protocol: model.TCP, Port: 80, NodePort: uint16(30000 + i%30000)}},
+		})
+		sl := model.EndpointSlice{Namespace: "ns-" + strconv.Itoa(i%100), Name: name + "-abc", Service: name,
+			AddressType: model.IPv4, Ports: []model.EndpointPort{{Name: "http", Protocol: model.TCP, Port: 8080}}}
+		for j := range eps {
+			e := i*eps + j
+			ip := netip.AddrFrom4([4]byte{10, byte(128 + e>>16), byte(e >> 8), byte(e)})
+			sl.Endpoints = append(sl.Endpoints, model.Endpoint{Ready: true, Addresses: []netip.Addr{ip}})
+		}
+		s.Slices = append(s.Slices, sl)
+	}
+	return s
+}

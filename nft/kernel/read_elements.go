@@ -1,0 +1,110 @@
+package kernel
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/google/nftables"
+	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// nftaSetElemKeyEnd is NFTA_SET_ELEM_KEY_END, which x/sys/unix lacks.
+const nftaSetElemKeyEnd = 10
+
+// readElements dumps the elements of set ks with large buffers (see
+// dumpBuffer): 100,000 hairpin pairs take about 0.1 s instead of 0.9 s
+// through google/nftables' GetSetElements. It decodes what decodeElement
+// reads: keys, data and the interval-end flag.
+func (k *Kernel) readElements(ks *nftables.Set) ([]nftables.SetElement, error) {
+	fam := byte(ks.Table.Family)
+	msgs, err := k.dump(unix.NFT_MSG_GETSETELEM, fam, []netlink.Attribute{
+		{Type: unix.NFTA_SET_ELEM_LIST_TABLE, Data: []byte(ks.Table.Name + "\x00")},
+		{Type: unix.NFTA_SET_ELEM_LIST_SET, Data: []byte(ks.Name + "\x00")},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dump elements of %s: %w", ks.Name, err)
+	}
+	var out []nftables.SetElement
+	for _, m := range msgs {
+		if out, err = appendElements(out, m.Data); err != nil {
+			return nil, fmt.Errorf("decode elements of %s: %w", ks.Name, err)
+		}
+	}
+	return out, nil
+}
+
+// appendElements decodes the NFTA_SET_ELEM_LIST_ELEMENTS of one message.
+func appendElements(out []nftables.SetElement, b []byte) ([]nftables.SetElement, error) {
+	ad, err := newDecoder(b, 4) // after struct nfgenmsg
+	if err != nil {
+		return nil, err
+	}
+	for ad.Next() {
+		if ad.Type() != unix.NFTA_SET_ELEM_LIST_ELEMENTS {
+			continue
+		}
+		ad.Nested(func(list *netlink.AttributeDecoder) error {
+			for list.Next() {
+				e, err := parseElement(list.Bytes())
+				if err != nil {
+					return err
+				}
+				out = append(out, e)
+			}
+			return nil
+		})
+	}
+	return out, ad.Err()
+}
+
+func parseElement(b []byte) (nftables.SetElement, error) {
+	var e nftables.SetElement
+	ad, err := newDecoder(b, 0)
+	if err != nil {
+		return e, err
+	}
+	for ad.Next() {
+		switch ad.Type() {
+		case unix.NFTA_SET_ELEM_KEY:
+			e.Key, err = innerData(ad.Bytes())
+		case nftaSetElemKeyEnd:
+			e.KeyEnd, err = innerData(ad.Bytes())
+		case unix.NFTA_SET_ELEM_DATA:
+			e.Val, err = innerData(ad.Bytes())
+		case unix.NFTA_SET_ELEM_FLAGS:
+			e.IntervalEnd = ad.Uint32()&unix.NFT_SET_ELEM_INTERVAL_END != 0
+		}
+		if err != nil {
+			return e, err
+		}
+	}
+	return e, ad.Err()
+}
+
+// innerData returns the payload of the one attribute inside an nft_data:
+// NFTA_DATA_VALUE, or NFTA_DATA_VERDICT with its nested code and chain, as
+// google/nftables leaves them.
+func innerData(b []byte) ([]byte, error) {
+	ad, err := newDecoder(b, 0)
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
+	for ad.Next() {
+		out = ad.Bytes()
+	}
+	return out, ad.Err()
+}
+
+func newDecoder(b []byte, skip int) (*netlink.AttributeDecoder, error) {
+	if len(b) < skip {
+		return nil, fmt.Errorf("short message (%d bytes)", len(b))
+	}
+	ad, err := netlink.NewAttributeDecoder(b[skip:])
+	if err != nil {
+		return nil, err
+	}
+	ad.ByteOrder = binary.BigEndian
+	return ad, nil
+}
