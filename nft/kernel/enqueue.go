@@ -64,8 +64,10 @@ func (k *Kernel) addRule(t *nftables.Table, op nft.Op) error {
 	if err != nil {
 		return err
 	}
-	k.batch.AddRule(&nftables.Rule{Table: t, Chain: &nftables.Chain{Name: op.Name, Table: t}, Exprs: exprs, UserData: ud})
-	return nil
+	if err := k.drain(); err != nil { // what google/nftables holds goes first: plan order
+		return err
+	}
+	return k.out.rule(byte(t.Family), t.Name, op.Name, exprs, ud)
 }
 
 func newSet(t *nftables.Table, s *nft.Set) *nftables.Set {

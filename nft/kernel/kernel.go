@@ -21,11 +21,13 @@ const bufferSize = 512 << 20
 // our tables back.
 type Kernel struct {
 	conn *nftables.Conn
-	// batch marshals the operations of a plan, captured, and tx sends
-	// them without echo (batch.go).
+	// batch marshals the operations of a plan other than rules into
+	// captured; out holds the whole batch, which tx sends (batch.go).
 	batch    *nftables.Conn
 	captured *capture
+	out      batchWriter
 	tx       *netlink.Conn
+	seq      uint32 // last netlink sequence number used on tx
 	// nsFD is our own duplicate of the namespace descriptor given to Open,
 	// -1 for the process's namespace: Read dials a socket of its own there.
 	nsFD int
