@@ -17,6 +17,5 @@ hack/build.sh >&2
 export NFTPROXY="$PWD/bin/nftproxy"
 KUBE_APISERVER="$(hack/kube-apiserver.sh)"
 export KUBE_APISERVER
-# integration/failure (H6's failure tests) runs here too: it needs the API server.
-go test -tags integration -count=1 -timeout 30m \
-	$(go list -tags integration ./integration/... | grep -e /integration/apiserver -e /integration/e2e -e /integration/failure)
+# Every integration package that uses the API server (hack/e2e-packages.sh).
+go test -tags integration -count=1 -timeout 30m $(hack/e2e-packages.sh)

@@ -7,4 +7,4 @@ if [ "$(id -u)" != 0 ]; then
 	echo "test-integration: not root: the integration tests will skip" >&2
 fi
 # The packages that need a real kube-apiserver run in hack/test-e2e.sh.
-go test -tags integration -count=1 -timeout 20m $(go list -tags integration ./integration/... | grep -v -e /integration/e2e -e /integration/apiserver -e /integration/failure)
+go test -tags integration -count=1 -timeout 20m $(hack/e2e-packages.sh --others)
