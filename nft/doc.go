@@ -6,7 +6,14 @@
 //   - Diff compares the committed Ruleset with the desired one and returns a
 //     Plan: the ordered operations of one atomic transaction.
 //
-// Neither reads a clock, does I/O or logs; iteration is sorted so that the
+// Compiled keeps the compiled output Service by Service (a unit each) so
+// that a sync after a change recompiles only the changed Services and diffs
+// two partial tables that hold just what they touch (Compiled.Update).
+// Compile is Compiled from scratch, so the two cannot drift apart. Conflicts
+// between Services (two claiming one IP and port) are settled by claims: the
+// first Service in the snapshot wins, the others get a Problem.
+//
+// None of these reads a clock, does I/O or logs; iteration is sorted so that the
 // same input always gives the same tables and plans. An Applier runs a Plan:
 // Fake (in this package) for unit tests, and the netlink applier in
 // nft/kernel for the real kernel.

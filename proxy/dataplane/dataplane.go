@@ -20,6 +20,10 @@ type Kernel interface {
 	Generation() (uint32, error)
 }
 
+// byteCounter is implemented by a Kernel that knows how many netlink bytes
+// its last Apply sent.
+type byteCounter interface{ LastBytes() int }
+
 // Input is what one Sync programs.
 type Input struct {
 	Snapshot *model.Snapshot
@@ -99,6 +103,9 @@ func (d *Dataplane) sync(in Input) (Result, error) {
 	if err := d.apply(plan, gen); err != nil {
 		return res, err
 	}
+	if !plan.Empty() {
+		res.Bytes = d.sentBytes()
+	}
 	d.known = true
 	return res, nil
 }
@@ -145,4 +152,12 @@ func (d *Dataplane) apply(plan *nft.Plan, gen uint32) error {
 	// that is not ours and reads the kernel back, which such a race needs.
 	d.gen = gen + 1
 	return nil
+}
+
+// sentBytes returns what the last Apply sent, when the Kernel counts it.
+func (d *Dataplane) sentBytes() int {
+	if bc, ok := d.k.(byteCounter); ok {
+		return bc.LastBytes()
+	}
+	return 0
 }

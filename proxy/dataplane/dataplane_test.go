@@ -153,3 +153,56 @@ var (
 	_ Kernel = (*kernel.Kernel)(nil)
 	_ Kernel = (*nft.Fake)(nil)
 )
+
+// TestSyncPaths checks which kind of sync each input leads to, after a
+// first full sync of the same cluster.
+func TestSyncPaths(t *testing.T) {
+	otherOpts := nft.DefaultOptions()
+	otherOpts.MasqueradeAll = true
+	otherNode := testNode
+	otherNode.IPs = []netip.Addr{netip.MustParseAddr("198.51.100.2")}
+	tests := []struct {
+		name    string
+		in      func(in Input) Input
+		wantOps bool
+	}{
+		{"nothing changed", func(in Input) Input { return in }, false},
+		{"changed unknown (nil)", func(in Input) Input { in.Changed = nil; return in }, false},
+		{"periodic resync", func(in Input) Input { in.Full = true; return in }, false},
+		{"options changed", func(in Input) Input { in.Options = otherOpts; return in }, true},
+		{"node changed", func(in Input) Input { in.Node = otherNode; return in }, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := nft.NewFake()
+			d := New(f)
+			snap := cluster(10, 3)
+			mustSync(t, d, f, input(snap))
+			res := mustSync(t, d, f, tc.in(input(snap, []string{}...)))
+			if res.Full || res.Repaired || (res.Ops > 0) != tc.wantOps {
+				t.Fatalf("result %+v, want a patch with ops=%v", res, tc.wantOps)
+			}
+			// The next sync of the same input has nothing to do.
+			if res := mustSync(t, d, f, tc.in(input(snap, []string{}...))); res.Ops != 0 {
+				t.Fatalf("second sync: %+v, want nothing", res)
+			}
+		})
+	}
+}
+
+func TestSyncReportsConflicts(t *testing.T) {
+	f := nft.NewFake()
+	d := New(f)
+	snap := cluster(3, 2)
+	mustSync(t, d, f, input(snap))
+	snap.Services[2].ExternalIPs = []netip.Addr{snap.Services[0].ClusterIPs[0]}
+	res := mustSync(t, d, f, input(snap, "ns/svc-2"))
+	if len(res.Problems) != 1 || res.Problems[0].Object != "Service ns/svc-2" {
+		t.Fatalf("problems %v, want one on ns/svc-2", res.Problems)
+	}
+	snap.Services = snap.Services[1:] // svc-0 goes: svc-2 gets the address
+	snap.Slices = snap.Slices[1:]
+	if res := mustSync(t, d, f, input(snap, "ns/svc-0")); len(res.Problems) != 0 {
+		t.Fatalf("problems %v after the owner left, want none", res.Problems)
+	}
+}
