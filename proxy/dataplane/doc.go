@@ -4,14 +4,21 @@
 //
 // # Mirror and generation
 //
-// A Dataplane keeps a mirror of what it last committed and the ruleset
-// generation that commit produced. A Sync normally diffs against the mirror
-// and never reads the kernel. It reads the kernel back when the generation
-// moved for another reason than its own commit (somebody changed the
-// ruleset), or when asked for a full reconcile, and repairs whatever differs.
-// A failed transaction, or any error after one was sent, marks the mirror
-// unknown: the next Sync replaces our tables whole, in one transaction, which
-// is valid whatever the kernel holds (our old table, kube-proxy's, or none).
+// A Dataplane keeps a mirror of what it last committed (an nft.Compiled:
+// the desired tables, Service by Service) and the ruleset generation that
+// commit produced. A Sync recompiles only the Services in Input.Changed and
+// sends the partial plan nft.Compiled.Update returns; it never reads the
+// kernel while the generation is its own, since every commit by anyone
+// moves it. When the generation moved for another reason (somebody changed
+// the ruleset), it reads our tables back and repairs whatever differs.
+// Input.Full recompiles everything, which also heals a missed change.
+//
+// A failed transaction, or any error around one, marks the mirror unknown:
+// the next Sync compiles from scratch and replaces our tables whole, in one
+// transaction (add, delete, add the table), which is valid whatever the
+// kernel holds: our old table, kube-proxy's, or none. The same happens on
+// the first Sync, so a restart takes over without a gap and never flushes
+// first.
 //
 // # Watching
 //

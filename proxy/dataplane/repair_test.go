@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/nftproxy/nftproxy/nft"
@@ -29,20 +30,16 @@ var tamperings = []struct {
 
 func TestSyncRepairsExternalChanges(t *testing.T) {
 	for _, tc := range tamperings {
-		for _, bump := range []bool{true, false} {
-			name := tc.name + map[bool]string{true: ", generation moved", false: ", periodic resync"}[bump]
-			t.Run(name, func(t *testing.T) {
+		for _, full := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, full=%v", tc.name, full), func(t *testing.T) {
 				f := nft.NewFake()
 				d := New(f)
 				snap := cluster(5, 3)
 				mustSync(t, d, f, input(snap))
 				tc.fn(f.Ruleset)
-				in := input(snap)
-				if bump {
-					f.Gen++
-				} else {
-					in.Full = true
-				}
+				f.Gen++ // every commit moves the generation
+				in := input(snap, []string{}...)
+				in.Full = full
 				res := mustSync(t, d, f, in)
 				if !res.Repaired || res.Ops == 0 {
 					t.Fatalf("result %+v, want a repair", res)
@@ -52,6 +49,37 @@ func TestSyncRepairsExternalChanges(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// countingKernel counts reads of the tables.
+type countingKernel struct {
+	*nft.Fake
+	reads int
+}
+
+func (k *countingKernel) Read() (nft.Ruleset, error) {
+	k.reads++
+	return k.Fake.Read()
+}
+
+// TestResyncReadsOnlyAfterForeignCommits: the periodic resync reads the
+// tables back only when the generation says somebody else committed.
+func TestResyncReadsOnlyAfterForeignCommits(t *testing.T) {
+	k := &countingKernel{Fake: nft.NewFake()}
+	d := New(k)
+	snap := cluster(5, 3)
+	mustSync(t, d, k.Fake, input(snap))
+	in := input(snap)
+	in.Full = true
+	mustSync(t, d, k.Fake, in)
+	if k.reads != 0 {
+		t.Fatalf("%d reads while the generation was ours, want 0", k.reads)
+	}
+	k.Gen++
+	mustSync(t, d, k.Fake, in)
+	if k.reads != 1 {
+		t.Fatalf("%d reads after a foreign commit, want 1", k.reads)
 	}
 }
 
