@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nftproxy/nftproxy/deploy"
-	"github.com/nftproxy/nftproxy/integration/e2e"
 	"github.com/nftproxy/nftproxy/integration/lab"
 )
 
@@ -72,7 +71,7 @@ func effectiveCaps(t *testing.T, ns *lab.NS, caps []corev1.Capability) uint64 {
 // test cannot pass by running with full root privileges.
 func TestDaemonSetCapabilitiesSuffice(t *testing.T) {
 	caps := daemonSetCapabilities(t)
-	bin := e2e.Binary(t)
+	bin := binary(t)
 	tests := []struct {
 		name string
 		caps []corev1.Capability

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nftproxy/nftproxy/integration/e2e"
 	"github.com/nftproxy/nftproxy/integration/lab"
 	"github.com/nftproxy/nftproxy/nft"
 )
@@ -54,7 +53,7 @@ func (c cluster) manifests(t *testing.T) string {
 // exactly the "before" or exactly the "after" tables, never something in
 // between; and that running apply again converges on "after".
 func TestKillDuringApply(t *testing.T) {
-	bin := e2e.Binary(t)
+	bin := binary(t)
 	before, after := killBefore.manifests(t), killAfter.manifests(t)
 	refBefore := reference(t, bin, before)
 	refAfter := reference(t, bin, after)

@@ -1,6 +1,6 @@
 //go:build integration
 
-package failure
+package agentfailure
 
 import (
 	"bufio"
