@@ -241,8 +241,9 @@ func TestDaemonSetSecurity(t *testing.T) {
 	}
 }
 
-// Capabilities is what the container adds; integration/capabilities_test.go
-// runs the binary with exactly this set.
+// Capabilities is what the container adds: NET_ADMIN only, see the
+// comment in daemonset.yaml. integration/failure/capabilities_test.go runs
+// the binary with the set the manifest names.
 var Capabilities = []corev1.Capability{"NET_ADMIN"}
 
 func TestDaemonSetArgsAndConfig(t *testing.T) {
