@@ -7,25 +7,47 @@ import (
 	"github.com/nftproxy/nftproxy/nft"
 )
 
-// tamperings are changes somebody else makes to our table.
+// tamperings are changes somebody else makes to our table. Each changes
+// it when the object it touches is there.
 var tamperings = []struct {
 	name string
 	fn   func(rs nft.Ruleset)
 }{
 	{"delete the table", func(rs nft.Ruleset) { delete(rs, nft.IPv4) }},
-	{"flush a chain", func(rs nft.Ruleset) { rs[nft.IPv4].Chain("service-ns/svc-2/tcp/http").Rules = nil }},
+	{"flush a chain", func(rs nft.Ruleset) {
+		if c := chainOf(rs, "service-ns/svc-2/tcp/http"); c != nil {
+			c.Rules = nil
+		}
+	}},
 	{"delete a map element", func(rs nft.Ruleset) {
-		s := rs[nft.IPv4].Set("service-ips")
-		s.Elements = s.Elements[1:]
+		if s := setOf(rs, "service-ips"); s != nil && len(s.Elements) > 0 {
+			s.Elements = s.Elements[1:]
+		}
 	}},
 	{"add a foreign rule", func(rs nft.Ruleset) {
-		c := rs[nft.IPv4].Chain("services")
-		c.Rules = append(c.Rules, nft.Rule{Stmts: []nft.Stmt{nft.Foreign{Desc: "counter"}}})
+		if c := chainOf(rs, "services"); c != nil {
+			c.Rules = append(c.Rules, nft.Rule{Stmts: []nft.Stmt{nft.Foreign{Desc: "counter"}}})
+		}
 	}},
 	{"add a foreign chain", func(rs nft.Ruleset) {
-		t := rs[nft.IPv4]
-		t.Chains = append(t.Chains, &nft.Chain{Name: "intruder"})
+		if t := rs[nft.IPv4]; t != nil {
+			t.Chains = append(t.Chains, &nft.Chain{Name: "intruder"})
+		}
 	}},
+}
+
+func chainOf(rs nft.Ruleset, name string) *nft.Chain {
+	if t := rs[nft.IPv4]; t != nil {
+		return t.Chain(name)
+	}
+	return nil
+}
+
+func setOf(rs nft.Ruleset, name string) *nft.Set {
+	if t := rs[nft.IPv4]; t != nil {
+		return t.Set(name)
+	}
+	return nil
 }
 
 func TestSyncRepairsExternalChanges(t *testing.T) {
