@@ -129,7 +129,7 @@ func pickStmts(proto uint8, ep endpoint, affinity uint32) []Stmt {
 	if affinity == 0 {
 		return []Stmt{dnatTo(proto, ep)}
 	}
-	return []Stmt{affinityRecord(affinity, ep), dnatTo(proto, ep)}
+	return append(affinityRecord(affinity, ep), dnatTo(proto, ep))
 }
 
 // pickRules returns n rules where rule i is taken with probability

@@ -14,6 +14,7 @@ const (
 	mapFirewallIPs         = "firewall-ips"
 	setFirewallAllow       = "firewall-allow"
 	mapAffinity            = "affinity"
+	setAffinityClients     = "affinity-clients"
 
 	chainServices        = "services"
 	chainMasquerading    = "masquerading"
@@ -25,6 +26,7 @@ const (
 	chainFirewallCheck   = "firewall-check"
 	chainReject          = "reject-chain"
 	chainFirewallAllow   = "firewall-allow-check"
+	chainAffinityDNAT    = "affinity-dnat"
 	priorityDstNAT       = -100
 	priorityFilter       = 0
 	prioritySrcNAT       = 100
@@ -57,6 +59,7 @@ var sets = []setSpec{
 	{mapFirewallIPs, svcKey, true, "Destinations subject to loadBalancerSourceRanges"},
 	{setFirewallAllow, rangeKey, false, "Load-balancer IP, port and source range allowed by loadBalancerSourceRanges"},
 	{mapAffinity, affinityKey, true, "ClientIP session affinity: client and Service address to the endpoint chosen"},
+	{setAffinityClients, affinityKey, false, "ClientIP session affinity: the keys of the affinity map, for lookups"},
 }
 
 // set returns the empty set or map spec describes in family f.
@@ -67,6 +70,8 @@ func (spec setSpec) set(f Family) *Set {
 		s.Interval = true
 	case mapAffinity:
 		s.Data, s.Dynamic, s.Size = []DataType{AddrType(f), TypeInetService}, true, affinitySize
+	case setAffinityClients:
+		s.Dynamic, s.Size = true, affinitySize
 	}
 	return s
 }
@@ -122,6 +127,7 @@ func fixedChains(f Family, o Options) []*Chain {
 			Stmts:   []Stmt{InSet{[]Field{Daddr}, setClusterIPs}, Reject{}},
 			Comment: "ClusterIP on a port the Service does not have"}}},
 		{Name: chainFirewallCheck, Rules: []Rule{{Stmts: []Stmt{Vmap{daddrProtoPort, mapFirewallIPs}}}}},
+		{Name: chainAffinityDNAT, Rules: []Rule{{Stmts: []Stmt{DNATMap{Keys: affinityKeys, Map: mapAffinity}}}}},
 		{Name: chainFirewallAllow, Rules: []Rule{
 			{Stmts: []Stmt{InSet{[]Field{Daddr, L4Proto, Dport, Saddr}, setFirewallAllow}, Verdict{Kind: Return}}},
 			{Stmts: []Stmt{Verdict{Kind: Drop}}, Comment: "source outside loadBalancerSourceRanges"},

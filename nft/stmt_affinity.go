@@ -14,7 +14,7 @@ type UpdateSet struct {
 	Set     string
 	Keys    []Field
 	Timeout uint32  // seconds
-	Data    []Value // an address and a port
+	Data    []Value // an address and a port; none for a set
 }
 
 // DNATMap rewrites the destination to the address and port a data map holds
@@ -33,8 +33,11 @@ func (u UpdateSet) text(f Family) string {
 			data[i] = v.Addr.String()
 		}
 	}
-	return fmt.Sprintf("update @%s { %s timeout %s : %s }", u.Set, keysText(f, u.Keys), durationText(u.Timeout),
-		strings.Join(data, " . "))
+	text := fmt.Sprintf("update @%s { %s timeout %s", u.Set, keysText(f, u.Keys), durationText(u.Timeout))
+	if len(data) > 0 {
+		text += " : " + strings.Join(data, " . ")
+	}
+	return text + " }"
 }
 
 func (d DNATMap) text(f Family) string {

@@ -12,12 +12,16 @@ import (
 	"github.com/nftproxy/nftproxy/nft"
 )
 
-// AffinityMap is the name of the session-affinity map (see nft's
-// compile_affinity.go).
-const AffinityMap = "affinity"
+// AffinityMap and AffinityClients are the session-affinity map and the
+// set of its keys (see nft's compile_affinity.go).
+const (
+	AffinityMap     = "affinity"
+	AffinityClients = "affinity-clients"
+)
 
 // ForgetAffinity deletes the elements of family f's session-affinity map
-// whose endpoint keep rejects, in one transaction, and returns how many it
+// whose endpoint keep rejects, and their keys in the affinity-clients set,
+// in one transaction, and returns how many it
 // deleted. The map is filled from the packet path, so only the kernel
 // knows its elements: nft cannot check in a rule that a remembered
 // endpoint is still a Service's, so endpoints that went away are forgotten
@@ -47,6 +51,19 @@ func (k *Kernel) ForgetAffinity(f nft.Family, keep func(netip.AddrPort) bool) (i
 	if err := k.conn.SetDeleteElements(set, stale); err != nil {
 		return 0, fmt.Errorf("delete affinity elements: %w", err)
 	}
+	// The set must lose the keys too, in the same transaction: a key left
+	// in it would make the chains refresh a map element that is gone.
+	clients, err := k.conn.GetSetByName(t, AffinityClients)
+	if err != nil {
+		return 0, fmt.Errorf("find affinity clients set: %w", err)
+	}
+	present, err := k.conn.GetSetElements(clients)
+	if err != nil {
+		return 0, fmt.Errorf("list affinity clients set: %w", err)
+	}
+	if err := k.conn.SetDeleteElements(clients, presentKeys(present, stale)); err != nil {
+		return 0, fmt.Errorf("delete affinity clients: %w", err)
+	}
 	if err := k.conn.Flush(); err != nil && !errors.Is(err, unix.ENOENT) {
 		return 0, fmt.Errorf("delete %d affinity elements: %w", len(stale), err)
 	}
@@ -62,4 +79,20 @@ func affinityEndpoint(f nft.Family, b []byte) (netip.AddrPort, bool) {
 	}
 	a, ok := netip.AddrFromSlice(b[:size])
 	return netip.AddrPortFrom(a, binaryutil.BigEndian.Uint16(b[size:size+2])), ok
+}
+
+// presentKeys returns the elements of want whose key is in present:
+// deleting a key that is not there would fail the whole transaction.
+func presentKeys(present, want []nftables.SetElement) []nftables.SetElement {
+	have := make(map[string]bool, len(present))
+	for _, e := range present {
+		have[string(e.Key)] = true
+	}
+	var out []nftables.SetElement
+	for _, e := range want {
+		if have[string(e.Key)] {
+			out = append(out, nftables.SetElement{Key: e.Key})
+		}
+	}
+	return out
 }

@@ -37,8 +37,12 @@ func encodeUpdateSet(f nft.Family, u nft.UpdateSet) []expr.Any {
 		out = append(out, &expr.Immediate{Register: reg, Data: b})
 		reg += uint32(len(b)+3) / 4
 	}
-	return append(out, &expr.Dynset{SrcRegKey: reg1, SrcRegData: reg32_0 + keyWords(f, u.Keys), SetName: u.Set,
-		Operation: unix.NFT_DYNSET_OP_UPDATE, Timeout: time.Duration(u.Timeout) * time.Second})
+	ds := &expr.Dynset{SrcRegKey: reg1, SetName: u.Set, Operation: unix.NFT_DYNSET_OP_UPDATE,
+		Timeout: time.Duration(u.Timeout) * time.Second}
+	if len(u.Data) > 0 {
+		ds.SrcRegData = reg32_0 + keyWords(f, u.Keys)
+	}
+	return append(out, ds)
 }
 
 // dataBytes is the value of one data part: an address or a port.

@@ -60,11 +60,11 @@ func (t *tracer) dnatMap(at loc, d nft.DNATMap, w *walker) ([]*walker, error) {
 	return t.dnat(at, nft.DNAT{Proto: t.proto, Addr: elem.Data[0].Addr, Port: elem.Data[1].Num}, w)
 }
 
-// Remembered returns the element that records client's choice of ep for a
-// Service address, to put in a table's affinity map before tracing.
-func Remembered(client, service netip.Addr, proto uint8, port uint16, ep netip.AddrPort) nft.Element {
-	return nft.Element{
-		Key:  []nft.Value{{Addr: client}, {Addr: service}, {Num: uint16(proto)}, {Num: port}},
-		Data: []nft.Value{{Addr: ep.Addr()}, {Num: ep.Port()}},
-	}
+// Remember adds to table t's affinity map and set the elements that record
+// client's choice of ep for a Service address, as the packet path would.
+func Remember(t *nft.Table, client, service netip.Addr, proto uint8, port uint16, ep netip.AddrPort) {
+	key := []nft.Value{{Addr: client}, {Addr: service}, {Num: uint16(proto)}, {Num: port}}
+	m, s := t.Set("affinity"), t.Set("affinity-clients")
+	m.Elements = append(m.Elements, nft.Element{Key: key, Data: []nft.Value{{Addr: ep.Addr()}, {Num: ep.Port()}}})
+	s.Elements = append(s.Elements, nft.Element{Key: key})
 }

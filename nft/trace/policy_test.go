@@ -119,8 +119,7 @@ func TestSourceRanges(t *testing.T) {
 func TestAffinity(t *testing.T) {
 	eps := []netip.Addr{localEP, remoteEP, addr("10.0.3.1")}
 	table := compile(t, policySnapshot(eps, nil, func(s *model.Service) { s.AffinitySeconds = 60 }), options(), nft.IPv4)
-	aff := table.Set("affinity")
-	aff.Elements = append(aff.Elements, trace.Remembered(clientIP, webIP, nft.ProtoTCP, 80, netip.AddrPortFrom(remoteEP, 8080)))
+	trace.Remember(table, clientIP, webIP, nft.ProtoTCP, 80, netip.AddrPortFrom(remoteEP, 8080))
 	runPolicyCases(t, table, []policyCase{
 		{"remembered client", clientIP, webIP, 80, false, accepted(remoteEP, 8080, false)},
 		{"new client", addr("10.0.9.10"), webIP, 80, false, spread(eps, 8080, false)},
