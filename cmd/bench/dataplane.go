@@ -223,7 +223,7 @@ func (b *dpBench) kubeProxyCase(snap *model.Snapshot, dst netip.AddrPort) (laten
 	if err := writeFile(path, func(w io.Writer) error { return writeKubeProxy(w, snap, o) }); err != nil {
 		return latency{}, err
 	}
-	if _, err := nftFile(b.t.node, path, b.c.kpTimeout); err != nil {
+	if _, err := nftFile(b.t.node, path, b.c.kpTimeout); err != nil { // load time is the sync benchmark's business
 		return latency{}, fmt.Errorf("load kube-proxy shape: %w", err)
 	}
 	l, err := b.measure(dst)

@@ -74,25 +74,35 @@ func wallMedian(runs []runResult, get func(runResult) cost) float64 {
 	return median(xs)
 }
 
-func baselineCell(xs []float64, failed string) string {
-	if len(xs) == 0 {
+// baselineCell is the median wall time of the baseline's runs with nft's
+// median user and system CPU.
+func baselineCell(cs []cost, failed string) string {
+	if len(cs) == 0 {
 		return "-"
 	}
-	s := dur(median(xs))
-	if failed != "" && strings.Contains(failed, "timed out") {
+	var wall, user, sys []float64
+	for _, c := range cs {
+		wall, user, sys = append(wall, c.Wall.Seconds()), append(user, c.User.Seconds()), append(sys, c.Sys.Seconds())
+	}
+	s := fmt.Sprintf("%s (u %s, s %s)", dur(median(wall)), dur(median(user)), dur(median(sys)))
+	if strings.Contains(failed, "timed out") {
 		s = "> " + s
 	}
-	if len(xs) == 1 {
-		s += " (1 run)"
+	if len(cs) == 1 {
+		s += ", 1 run"
 	}
 	return s
 }
 
-func ratio(ours float64, theirs []float64) string {
+func ratio(ours float64, theirs []cost) string {
 	if len(theirs) == 0 || ours == 0 {
 		return "-"
 	}
-	t := median(theirs)
+	var xs []float64
+	for _, c := range theirs {
+		xs = append(xs, c.Wall.Seconds())
+	}
+	t := median(xs)
 	return fmt.Sprintf("%.3f (%.0fx faster)", ours/t, t/ours)
 }
 

@@ -22,6 +22,7 @@ type syncConfig struct {
 	baseline  bool
 	kpTimeout time.Duration
 	kpMax     int
+	kpOnce    int
 }
 
 func parseSyncFlags(args []string) (syncConfig, error) {
@@ -30,11 +31,12 @@ func parseSyncFlags(args []string) (syncConfig, error) {
 	runs := fs.Int("runs", 3, "runs per figure (the median is printed)")
 	baseline := fs.Bool("baseline", true, "also load kube-proxy's shape with nft -f")
 	kpTimeout := fs.Duration("baseline-timeout", 5*time.Minute, "give up on one kube-proxy-shape load after this long")
-	kpMax := fs.Int("baseline-max-services", 10000, "measure kube-proxy's shape once only (not -runs times) above this many Services: it takes minutes")
+	kpMax := fs.Int("baseline-max-services", 10000, "skip kube-proxy's shape above this many Services (the load grows with the square of the Services)")
+	kpOnce := fs.Int("baseline-once-above", 5000, "load kube-proxy's shape once only, not -runs times, above this many Services: it takes minutes")
 	if err := fs.Parse(args); err != nil {
 		return syncConfig{}, err
 	}
-	c := syncConfig{runs: *runs, baseline: *baseline, kpTimeout: *kpTimeout, kpMax: *kpMax}
+	c := syncConfig{runs: *runs, baseline: *baseline, kpTimeout: *kpTimeout, kpMax: *kpMax, kpOnce: *kpOnce}
 	var err error
 	c.sizes, err = parseSizes(*sizes)
 	if c.runs < 1 {
@@ -48,8 +50,8 @@ type sizeResult struct {
 	size     size
 	runs     []runResult
 	rss      []float64 // peak resident memory of each child, MiB
-	kpFull   []float64 // seconds; a timed-out run counts as kpTimeout
-	kpChange []float64
+	kpFull   []cost    // a timed-out run counts as the timeout
+	kpChange []cost
 	kpFailed string // why the baseline is missing or incomplete
 }
 
@@ -87,7 +89,11 @@ func measureSize(c syncConfig, s size) (sizeResult, error) {
 		r.runs = append(r.runs, run)
 		r.rss = append(r.rss, rss)
 	}
-	if c.baseline {
+	switch {
+	case !c.baseline:
+	case s.services > c.kpMax:
+		r.kpFailed = fmt.Sprintf("not measured: more than %d Services (-baseline-max-services); at 10,000 it already takes minutes", c.kpMax)
+	default:
 		measureBaseline(c, s, &r)
 	}
 	return r, nil
@@ -130,7 +136,7 @@ func measureBaseline(c syncConfig, s size, r *sizeResult) {
 		return
 	}
 	runs := c.runs
-	if s.services > c.kpMax {
+	if s.services > c.kpOnce {
 		runs = 1
 	}
 	for i := range runs {
@@ -139,10 +145,10 @@ func measureBaseline(c syncConfig, s size, r *sizeResult) {
 		if err != nil {
 			r.kpFailed = err.Error()
 		}
-		if fullT > 0 {
+		if fullT.Wall > 0 {
 			r.kpFull = append(r.kpFull, fullT)
 		}
-		if changeT > 0 {
+		if changeT.Wall > 0 {
 			r.kpChange = append(r.kpChange, changeT)
 		}
 		if err != nil {
@@ -183,12 +189,12 @@ func writeFile(path string, fn func(io.Writer) error) error {
 	return err
 }
 
-// baselineRun loads full into a fresh namespace, then applies change;
-// it returns both wall times in seconds (0 when not measured).
-func baselineRun(full, change string, timeout time.Duration) (float64, float64, error) {
+// baselineRun loads full into a fresh namespace, then applies change, and
+// returns what each took (zero when not measured).
+func baselineRun(full, change string, timeout time.Duration) (cost, cost, error) {
 	ns, err := newNetns("kp")
 	if err != nil {
-		return 0, 0, err
+		return cost{}, cost{}, err
 	}
 	defer func() {
 		if err := ns.remove(); err != nil {
@@ -197,20 +203,22 @@ func baselineRun(full, change string, timeout time.Duration) (float64, float64, 
 	}()
 	fullT, err := nftFile(ns, full, timeout)
 	if err != nil {
-		return fullT, 0, fmt.Errorf("nft -f (full): %w", err)
+		return fullT, cost{}, fmt.Errorf("nft -f (full): %w", err)
 	}
 	changeT, err := nftFile(ns, change, timeout)
 	if err != nil {
-		return fullT, 0, fmt.Errorf("nft -f (change): %w", err)
+		return fullT, cost{}, fmt.Errorf("nft -f (change): %w", err)
 	}
 	return fullT, changeT, nil
 }
 
-// nftFile times `nft -f path` started from a thread inside ns (the child
-// inherits the thread's network namespace), which avoids the cost of
-// `ip netns exec` in the figure. A timeout returns the timeout as the time.
-func nftFile(ns *netns, path string, timeout time.Duration) (float64, error) {
-	var wall time.Duration
+// nftFile runs `nft -f path` from a thread inside ns (the child inherits
+// the thread's network namespace), which keeps the cost of `ip netns exec`
+// out of the figure. It returns nft's wall time and CPU time: user is nft
+// parsing and evaluating, system is mostly the kernel committing. A timeout
+// returns the timeout as the wall time.
+func nftFile(ns *netns, path string, timeout time.Duration) (cost, error) {
+	var c cost
 	err := ns.do(func() error {
 		cmd := exec.Command("nft", "-f", path)
 		var out bytes.Buffer
@@ -221,9 +229,12 @@ func nftFile(ns *netns, path string, timeout time.Duration) (float64, error) {
 		}
 		timer := time.AfterFunc(timeout, func() { _ = cmd.Process.Kill() })
 		err := cmd.Wait()
-		wall = time.Since(start)
+		c.Wall = time.Since(start)
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			c.User, c.Sys = time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
+		}
 		if !timer.Stop() {
-			wall = timeout
+			c.Wall = timeout
 			return fmt.Errorf("timed out after %s", timeout)
 		}
 		if err != nil {
@@ -231,7 +242,7 @@ func nftFile(ns *netns, path string, timeout time.Duration) (float64, error) {
 		}
 		return nil
 	})
-	return wall.Seconds(), err
+	return c, err
 }
 
 func progress(format string, args ...any) {
