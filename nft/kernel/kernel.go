@@ -28,6 +28,8 @@ type Kernel struct {
 	out      batchWriter
 	tx       *netlink.Conn
 	seq      uint32 // last netlink sequence number used on tx
+	// gen is the socket Generation asks on (generation.go).
+	gen generationConn
 	// nsFD is our own duplicate of the namespace descriptor given to Open,
 	// -1 for the process's namespace: Read dials a socket of its own there.
 	nsFD int
@@ -92,6 +94,7 @@ func (k *Kernel) Close() error {
 	if k.tx != nil {
 		k.tx.Close()
 	}
+	k.closeGeneration()
 	closeFD(k.nsFD)
 	k.nsFD = -1
 	return k.conn.CloseLasting()
@@ -101,16 +104,6 @@ func closeFD(fd int) {
 	if fd >= 0 {
 		_ = unix.Close(fd)
 	}
-}
-
-// Generation returns the ruleset generation: it changes with every committed
-// transaction, ours or anyone else's.
-func (k *Kernel) Generation() (uint32, error) {
-	g, err := k.conn.GetGen()
-	if err != nil {
-		return 0, fmt.Errorf("read ruleset generation: %w", err)
-	}
-	return g.ID, nil
 }
 
 // Apply sends p as one batch. The batch carries the generation it was
