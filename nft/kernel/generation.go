@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"net"
 	"sync"
 
 	"github.com/mdlayher/netlink"
@@ -13,8 +14,9 @@ import (
 // dataplane's Watch) while other code may use the main connection, whose
 // request and reply must not interleave with anyone else's.
 type generationConn struct {
-	mu   sync.Mutex
-	conn *netlink.Conn
+	mu     sync.Mutex
+	conn   *netlink.Conn
+	closed bool // by Close: never dial again (the namespace is gone)
 }
 
 // Generation returns the ruleset generation: it changes with every committed
@@ -23,6 +25,9 @@ type generationConn struct {
 func (k *Kernel) Generation() (uint32, error) {
 	k.gen.mu.Lock()
 	defer k.gen.mu.Unlock()
+	if k.gen.closed {
+		return 0, fmt.Errorf("read ruleset generation: %w", net.ErrClosed)
+	}
 	if k.gen.conn == nil {
 		conn, err := netlink.Dial(unix.NETLINK_NETFILTER, &netlink.Config{NetNS: k.netNS()})
 		if err != nil {
@@ -58,6 +63,7 @@ func parseGeneration(msgs []netlink.Message) (uint32, error) {
 func (k *Kernel) closeGeneration() {
 	k.gen.mu.Lock()
 	defer k.gen.mu.Unlock()
+	k.gen.closed = true
 	if k.gen.conn != nil {
 		_ = k.gen.conn.Close()
 		k.gen.conn = nil
