@@ -69,3 +69,11 @@ func (k *Kernel) closeGeneration() {
 		k.gen.conn = nil
 	}
 }
+
+// isClosed reports whether Close was called: sockets of our own must not be
+// dialed any more, since the namespace descriptor is gone.
+func (k *Kernel) isClosed() bool {
+	k.gen.mu.Lock()
+	defer k.gen.mu.Unlock()
+	return k.gen.closed
+}

@@ -3,6 +3,7 @@ package kernel
 import (
 	"encoding/binary"
 	"fmt"
+	"net"
 
 	"github.com/google/nftables/expr"
 	"github.com/mdlayher/netlink"
@@ -39,6 +40,9 @@ func (k *Kernel) readRules(f nft.Family) (map[string][]nft.Rule, error) {
 // never interleaves with the lasting connection's batches, and with large
 // receive buffers (see dumpBuffer).
 func (k *Kernel) dump(msgType int, fam byte, attrs []netlink.Attribute) ([]netlink.Message, error) {
+	if k.isClosed() {
+		return nil, net.ErrClosed
+	}
 	conn, err := netlink.Dial(unix.NETLINK_NETFILTER, &netlink.Config{NetNS: k.netNS(), MessageBufferSize: dumpBuffer})
 	if err != nil {
 		return nil, fmt.Errorf("dial netlink: %w", err)
