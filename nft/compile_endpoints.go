@@ -38,7 +38,7 @@ func (c *compiler) candidates(ref portRef, f Family) []candidate {
 			if !seen[e] {
 				seen[e] = true
 				out = append(out, candidate{endpoint: e, ready: ep.Ready, serving: ep.Serving,
-					terminating: ep.Terminating, local: ep.NodeName != "" && ep.NodeName == c.node.name,
+					terminating: ep.Terminating, local: ep.NodeName != "" && ep.NodeName == c.node.name, nodeKnown: ep.NodeName != "",
 					hintZones: ep.HintZones, hintNodes: ep.HintNodes})
 			}
 		}
@@ -47,10 +47,23 @@ func (c *compiler) candidates(ref portRef, f Family) []candidate {
 	return out
 }
 
-// endpointSets chooses the endpoints of ref for each traffic policy.
-func (c *compiler) endpointSets(ref portRef, f Family) endpointSets {
+// endpointSets chooses the endpoints of ref for each traffic policy, and
+// the ones that need a hairpin element.
+func (c *compiler) endpointSets(ref portRef, f Family) (endpointSets, []endpoint) {
 	use := usesOf(ref.svc.InternalLocal, ref.svc.ExternalLocal)
-	return categorize(c.candidates(ref, f), use, c.node.name, c.node.zone)
+	cands := c.candidates(ref, f)
+	sets := categorize(cands, use, c.node.name, c.node.zone)
+	used := map[endpoint]bool{}
+	for _, ep := range append(sets.cluster, sets.local...) {
+		used[ep] = true
+	}
+	var hairpin []endpoint
+	for _, cd := range cands {
+		if used[cd.endpoint] && (cd.local || !cd.nodeKnown) {
+			hairpin = append(hairpin, cd.endpoint)
+		}
+	}
+	return sets, hairpin
 }
 
 func lessEndpoint(a, b endpoint) bool {

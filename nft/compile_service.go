@@ -55,7 +55,7 @@ func (c *compiler) service(b *builder, svc *model.Service) {
 }
 
 func (c *compiler) servicePort(b *builder, ref portRef, clusterIPs []netip.Addr) {
-	sets := c.endpointSets(ref, b.family)
+	sets, hairpin := c.endpointSets(ref, b.family)
 	external := externalIPs(ref.svc, b.family)
 	c.firewall(b, ref)
 	if !sets.any {
@@ -66,7 +66,10 @@ func (c *compiler) servicePort(b *builder, ref portRef, clusterIPs []netip.Addr)
 	for _, ip := range clusterIPs {
 		c.target(b, ref, "spec.clusterIPs", ip, pc.internal)
 	}
-	for _, ep := range append(sets.cluster, sets.local...) {
+	// Hairpin traffic (a pod reaching itself through a Service) is DNATed
+	// on the pod's own node only: endpoints on other nodes need no element.
+	// An endpoint that names no node might be here.
+	for _, ep := range hairpin {
 		b.addElement(setHairpin, Element{Key: []Value{{Addr: ep.addr}, {Addr: ep.addr}}})
 	}
 	if len(external) == 0 && ref.port.NodePort == 0 {

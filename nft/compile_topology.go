@@ -8,6 +8,7 @@ type candidate struct {
 	endpoint
 	ready, serving, terminating bool
 	local                       bool // on this node
+	nodeKnown                   bool // the endpoint names its node
 	hintZones, hintNodes        []string
 }
 

@@ -126,3 +126,28 @@ func TestAffinity(t *testing.T) {
 		{"remembered client on another Service address", clientIP, lbIP, 80, false, spread(eps, 8080, true)},
 	})
 }
+
+// TestHairpinLocalOnly: only endpoints on this node (or naming no node)
+// get a hairpin element, since a pod's traffic to its own Service is
+// DNATed on the pod's node: an endpoint on another node reaching itself
+// was DNATed there, not here.
+func TestHairpinLocalOnly(t *testing.T) {
+	unknown := addr("10.0.3.1")
+	snap := policySnapshot([]netip.Addr{localEP}, []netip.Addr{remoteEP}, func(*model.Service) {})
+	s := &snap.Slices[0]
+	s.Endpoints = append(s.Endpoints, model.Endpoint{Addresses: []netip.Addr{unknown}, Ready: true, Serving: true})
+	table := compile(t, snap, options(), nft.IPv4)
+	self := func(ep netip.Addr, masq bool) map[string]string {
+		want := spread([]netip.Addr{localEP, remoteEP, unknown}, 8080, false)
+		r := trace.Result{Verdict: trace.Accept, Dest: netip.AddrPortFrom(ep, 8080)}
+		delete(want, r.String())
+		r.Masqueraded = masq
+		want[r.String()] = "1/3"
+		return want
+	}
+	runPolicyCases(t, table, []policyCase{
+		{"local endpoint reaching itself is masqueraded", localEP, webIP, 80, false, self(localEP, true)},
+		{"endpoint naming no node: masqueraded too", unknown, webIP, 80, false, self(unknown, true)},
+		{"endpoint on another node has no hairpin element", remoteEP, webIP, 80, false, self(remoteEP, false)},
+	})
+}
