@@ -218,3 +218,54 @@ func TestUDPConntrackCleanup(t *testing.T) {
 		t.Errorf("after the clean-up answered by %s, want %s", got.Name, next.Name)
 	}
 }
+
+// TestTerminatingAndTopology: with zone hints and this node in zone-a, only
+// the zone-a endpoint answers; when no endpoint is ready, the serving,
+// terminating one does (a rolling update's last pod), and a terminating one
+// that no longer serves never does.
+func TestTerminatingAndTopology(t *testing.T) {
+	c := lab.NewCluster(t, 3)
+	p := newProxy(t, c)
+	p.node.Labels = map[string]string{"topology.kubernetes.io/zone": "zone-a"}
+	pt := port{name: "http", proto: model.TCP, port: 80, target: 8080}
+	svc := service("web", addrs("10.96.0.95"), pt)
+	for _, b := range c.Backends {
+		serve(t, pt, b, b.IPv4)
+	}
+	addr := lab.AddrPort(svc.ClusterIPs[0], 80)
+	slice := placed("web", pt, c.Backends, []string{"node-1", "node-2", "node-3"})
+	for i, zone := range []string{"zone-b", "zone-a", "zone-b"} {
+		slice.Endpoints[i].Zone, slice.Endpoints[i].HintZones = zone, []string{zone}
+	}
+	p.sync(t, model.Snapshot{Services: []model.Service{svc}, Slices: []model.EndpointSlice{slice}})
+	if got := sameBackend(t, c.Client, addr, 10); got != c.Backends[1].Name {
+		t.Errorf("zone hints: answered by %s, want the zone-a endpoint %s", got, c.Backends[1].Name)
+	}
+	for i := range slice.Endpoints {
+		slice.Endpoints[i].Ready, slice.Endpoints[i].Terminating = false, true
+		slice.Endpoints[i].Serving = i == 2
+	}
+	p.sync(t, model.Snapshot{Services: []model.Service{svc}, Slices: []model.EndpointSlice{slice}})
+	if got := sameBackend(t, c.Client, addr, 10); got != c.Backends[2].Name {
+		t.Errorf("no ready endpoint: answered by %s, want the serving terminating %s", got, c.Backends[2].Name)
+	}
+}
+
+// TestSessionAffinityIPv6: the IPv6 affinity rules, whose update registers
+// nft itself cannot lay out, keep a client on one endpoint too.
+func TestSessionAffinityIPv6(t *testing.T) {
+	c := lab.NewCluster(t, 3)
+	p := newProxy(t, c)
+	pt := port{name: "http", proto: model.TCP, port: 80, target: 8080}
+	svc := service("sticky6", addrs("fd00:96::96"), pt)
+	svc.AffinitySeconds = 600
+	for _, b := range c.Backends {
+		serve(t, pt, b, b.IPv6)
+	}
+	var eps []netip.Addr
+	for _, b := range c.Backends {
+		eps = append(eps, b.IPv6)
+	}
+	p.sync(t, snapshot(svc, []port{pt}, eps...))
+	sameBackend(t, c.Client, lab.AddrPort(svc.ClusterIPs[0], 80), 20)
+}
