@@ -22,7 +22,7 @@ type Kernel interface {
 
 // byteCounter is implemented by a Kernel that knows how many netlink bytes
 // its last Apply sent.
-type byteCounter interface{ LastBytes() int }
+type byteCounter interface{ LastBatchBytes() int }
 
 // Input is what one Sync programs.
 type Input struct {
@@ -161,7 +161,7 @@ func (d *Dataplane) apply(plan *nft.Plan, gen uint32) error {
 // sentBytes returns what the last Apply sent, when the Kernel counts it.
 func (d *Dataplane) sentBytes() int {
 	if bc, ok := d.k.(byteCounter); ok {
-		return bc.LastBytes()
+		return bc.LastBatchBytes()
 	}
 	return 0
 }
