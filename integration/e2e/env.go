@@ -43,16 +43,37 @@ type Env struct {
 func New(t testing.TB, n int) *Env {
 	t.Helper()
 	c := lab.NewCluster(t, n)
+	addUplink(t, c)
 	api := apiserver.Start(t, c.Node)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	e := &Env{Lab: c, API: api, Kube: api.Client, Ctx: ctx, dir: t.TempDir()}
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := c.Node.Exec("nft", "list", "table", "ip", "kube-proxy")
+			t.Logf("nft list table ip kube-proxy in the node namespace:\n%s", out)
+		}
+	})
 	for _, b := range c.Backends {
 		lab.ServeTCP(t, b.NS, lab.AddrPort(b.IPv4, BackendPort), b.Name)
 	}
 	e.Create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}})
 	e.Create(t, e.node())
 	return e
+}
+
+// addUplink gives the node a default route, as a real node has, toward an
+// upstream namespace that routes nothing. Without a route, traffic to a
+// Service IP never reaches the forward hook where nftproxy rejects it when
+// the Service has no endpoints (see integration's TestReject); the uplink
+// is not via the client's link, whose ICMP redirects would use up the rate
+// limit of the rejects.
+func addUplink(t testing.TB, c *lab.Cluster) {
+	t.Helper()
+	up := lab.NewNS(t, "upstream")
+	lab.Connect(t, c.Node, []string{"100.64.0.1/24", "fd00:64::1/64"}, up, []string{"100.64.0.2/24", "fd00:64::2/64"})
+	c.Node.Route(t, "default", "100.64.0.2")
+	c.Node.Route(t, "default", "fd00:64::2")
 }
 
 // node is the Node object of the lab's node, with its addresses.

@@ -102,8 +102,8 @@ func (e *Env) Refused(addr string) func() error {
 
 // Unserved returns a check that a request to addr fails without reaching
 // a backend and without a reject from the proxy: no rule has the address.
-// The node has no route for Service IPs; TCP treats the ICMP unreachable
-// it answers as a soft error, so the request times out.
+// The node routes it out its uplink, where it is dropped: the request times
+// out.
 func (e *Env) Unserved(addr string) func() error {
 	return func() error {
 		name, err := e.Ask(addr)
