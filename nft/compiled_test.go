@@ -91,6 +91,7 @@ func (g *generator) service(name string) model.Service {
 	if g.r.IntN(4) == 0 {
 		svc.ExternalIPs = []netip.Addr{g.ip4()}
 	}
+	g.features(&svc)
 	for i := range 1 + g.r.IntN(2) {
 		p := model.ServicePort{Name: fmt.Sprintf("p%d", i), Protocol: []model.Protocol{model.TCP, model.UDP}[g.r.IntN(2)], Port: uint16(80 + g.r.IntN(3))}
 		if g.r.IntN(3) == 0 {
@@ -112,9 +113,29 @@ func (g *generator) slice(svc model.Service, typ model.AddressType) model.Endpoi
 		if typ == model.IPv6 {
 			a = netip.AddrFrom16([16]byte{0xfd, 0, 0x10, 15: byte(g.r.IntN(30))})
 		}
-		sl.Endpoints = append(sl.Endpoints, model.Endpoint{Addresses: []netip.Addr{a}, Ready: g.r.IntN(5) > 0})
+		ready := g.r.IntN(5) > 0
+		sl.Endpoints = append(sl.Endpoints, model.Endpoint{Addresses: []netip.Addr{a}, Ready: ready,
+			Serving: ready || g.r.IntN(2) == 0, Terminating: !ready && g.r.IntN(2) == 0,
+			NodeName: []string{"node-1", "node-2", ""}[g.r.IntN(3)]})
 	}
 	return sl
+}
+
+// features turns on, at random, the Service fields of issue 4: traffic
+// policies, session affinity, load-balancer IPs with source ranges.
+func (g *generator) features(svc *model.Service) {
+	svc.ExternalLocal = g.r.IntN(4) == 0
+	svc.InternalLocal = g.r.IntN(6) == 0
+	if g.r.IntN(4) == 0 {
+		svc.AffinitySeconds = 10800
+	}
+	if g.r.IntN(5) == 0 {
+		svc.Type = model.LoadBalancer
+		svc.LoadBalancerIPs = []netip.Addr{netip.AddrFrom4([4]byte{192, 0, 2, byte(g.r.IntN(10))})}
+		if g.r.IntN(2) == 0 {
+			svc.LoadBalancerSourceRanges = []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")}
+		}
+	}
 }
 
 // addService inserts a new Service at a random position, with its slices.
