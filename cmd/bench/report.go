@@ -24,7 +24,8 @@ func writeSyncReport(w io.Writer, m *machine, c syncConfig, all []sizeResult) {
 			median(r.rss), first.Chains, first.Rules, first.Sets, first.Elements)
 	}
 	fmt.Fprintln(w, "\nTimes are wall clock, with the process's user CPU (our code) and system CPU (mostly the kernel")
-	fmt.Fprintln(w, "committing the netlink transaction, which runs in our thread) in brackets, then the operations sent.")
+	fmt.Fprintln(w, "committing the netlink transaction, which runs in our thread) in brackets, then the operations and")
+	fmt.Fprintln(w, "bytes sent in the transaction.")
 	if c.baseline {
 		writeBaselineTable(w, all)
 	}
@@ -40,7 +41,7 @@ func medianCost(runs []runResult, get func(runResult) cost, ops bool) string {
 	}
 	s := fmt.Sprintf("%s (u %s, s %s)", dur(median(wall)), dur(median(user)), dur(median(sys)))
 	if ops {
-		s += fmt.Sprintf(", %d ops", get(runs[0]).Ops)
+		s += fmt.Sprintf(", %d ops, %s", get(runs[0]).Ops, byteSize(get(runs[0]).Bytes))
 	}
 	return s
 }
@@ -104,6 +105,17 @@ func ratio(ours float64, theirs []cost) string {
 	}
 	t := median(xs)
 	return fmt.Sprintf("%.3f (%.0fx faster)", ours/t, t/ours)
+}
+
+// byteSize prints a byte count.
+func byteSize(b int) string {
+	switch {
+	case b >= 10<<20:
+		return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
 }
 
 // dur prints seconds with a unit that keeps 2-3 significant digits.

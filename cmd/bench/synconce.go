@@ -93,7 +93,10 @@ func syncInNetns(ns *netns, snap *model.Snapshot, node model.Node, prof profiles
 	syncFn := func(cur *model.Snapshot, changed map[string]bool) func() (int, int, error) {
 		return func() (int, int, error) {
 			r, err := dp.Sync(dataplane.Input{Snapshot: cur, Node: node, Options: benchOptions(), Changed: changed})
-			return r.Ops, r.Bytes, err
+			if r.Ops == 0 {
+				return 0, 0, err
+			}
+			return r.Ops, k.LastBatchBytes(), err
 		}
 	}
 	err = prof.around(func() (err error) {

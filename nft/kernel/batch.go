@@ -99,6 +99,10 @@ func (k *Kernel) flushBatch(gen uint32) (failed, n int, err error) {
 	}
 	n = k.out.count
 	bufs, first := k.out.seal(gen, k.nextSeq(n+2))
+	k.lastBytes = 0
+	for _, b := range bufs {
+		k.lastBytes += len(b)
+	}
 	if err := sendBuffers(k.tx, bufs); err != nil {
 		return -1, n, fmt.Errorf("send batch: %w", err)
 	}
@@ -108,6 +112,10 @@ func (k *Kernel) flushBatch(gen uint32) (failed, n int, err error) {
 	}
 	return failed, n, err
 }
+
+// LastBatchBytes is the size of the last batch sent, in bytes: what one
+// transaction moves over netlink, for figures and metrics.
+func (k *Kernel) LastBatchBytes() int { return k.lastBytes }
 
 // nextSeq reserves n sequence numbers and returns the first.
 func (k *Kernel) nextSeq(n int) uint32 {

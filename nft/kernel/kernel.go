@@ -28,6 +28,8 @@ type Kernel struct {
 	out      batchWriter
 	tx       *netlink.Conn
 	seq      uint32 // last netlink sequence number used on tx
+	// lastBytes is the size of the last batch sent.
+	lastBytes int
 	// gen is the socket Generation asks on (generation.go).
 	gen generationConn
 	// nsFD is our own duplicate of the namespace descriptor given to Open,
