@@ -4,6 +4,8 @@ package integration
 
 import (
 	"context"
+	"math/rand/v2"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/nftproxy/nftproxy/integration/lab"
 	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/proxy/dataplane"
+	"github.com/nftproxy/nftproxy/proxy/model"
 )
 
 // TestDataplaneWatchAndRepair: the Dataplane programs a node namespace;
@@ -128,5 +131,47 @@ func TestDataplaneTakesOverKubeProxyTable(t *testing.T) {
 	assertInSync(t, p)
 	if rs := mustRead(t, p); rs[nft.IPv4].Chain("service-AAAA-test/web/tcp/http") != nil {
 		t.Error("kube-proxy's chain survived the takeover")
+	}
+}
+
+// TestDataplaneIncrementalMatchesKernel: partial syncs of random endpoint
+// changes, each sent as the few operations Compiled.Update plans, leave the
+// kernel holding exactly what a fresh compile gives.
+func TestDataplaneIncrementalMatchesKernel(t *testing.T) {
+	c := lab.NewCluster(t, 0)
+	p := newProxy(t, c)
+	d := dataplane.New(p.k)
+	snap := mixedSnapshot()
+	in := dataplane.Input{Snapshot: &snap, Node: p.node, Options: p.opts}
+	if _, err := d.Sync(in); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 5))
+	for step := range 40 {
+		sl := &snap.Slices[r.IntN(len(snap.Slices))]
+		changeEndpoints(r, sl, step)
+		in.Changed = map[string]bool{sl.Namespace + "/" + sl.Service: true}
+		res, err := d.Sync(in)
+		if err != nil || res.Full || res.Repaired {
+			t.Fatalf("step %d: %+v, %v; want a partial sync", step, res, err)
+		}
+		p.committed = p.compile(t, snap)
+		assertInSync(t, p)
+	}
+}
+
+// changeEndpoints removes, adds or flips the readiness of one endpoint.
+func changeEndpoints(r *rand.Rand, sl *model.EndpointSlice, step int) {
+	switch n := len(sl.Endpoints); {
+	case n > 1 && r.IntN(3) == 0:
+		sl.Endpoints = sl.Endpoints[:n-1]
+	case n > 0 && r.IntN(2) == 0:
+		sl.Endpoints[0].Ready = !sl.Endpoints[0].Ready
+	default:
+		a := netip.AddrFrom4([4]byte{10, 244, 9, byte(step + 1)})
+		if sl.AddressType == model.IPv6 {
+			a = netip.AddrFrom16([16]byte{0xfd, 0, 0, 0x10, 0x02, 0x44, 0, 9, 15: byte(step + 1)})
+		}
+		sl.Endpoints = append(sl.Endpoints, model.Endpoint{Addresses: []netip.Addr{a}, Ready: true, Serving: true, NodeName: "node-1"})
 	}
 }
