@@ -43,8 +43,8 @@ func measure(t testing.TB, cfg config) {
 	fmt.Printf("nftproxy memory: VmRSS %s, VmHWM (peak) %s\n", mib(rss), mib(hwm))
 
 	latencies := timeUpdates(t, env, k, cfg)
-	fmt.Printf("network programming latency over %d runs: median %v (min %v, max %v)\n",
-		len(latencies), median(latencies), slices.Min(latencies), slices.Max(latencies))
+	fmt.Printf("network programming latency over %d runs: median %s (min %s, max %s)\n",
+		len(latencies), ms(median(latencies)), ms(slices.Min(latencies)), ms(slices.Max(latencies)))
 	rss, hwm = memory(t, proxy.Cmd.Process.Pid)
 	fmt.Printf("nftproxy memory after the updates: VmRSS %s, VmHWM (peak) %s\n", mib(rss), mib(hwm))
 }
@@ -160,3 +160,5 @@ func memory(t testing.TB, pid int) (rss, hwm int) {
 }
 
 func mib(kib int) string { return fmt.Sprintf("%.1f MiB", float64(kib)/1024) }
+
+func ms(d time.Duration) string { return d.Round(100 * time.Microsecond).String() }
