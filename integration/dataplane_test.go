@@ -175,3 +175,42 @@ func changeEndpoints(r *rand.Rand, sl *model.EndpointSlice, step int) {
 		sl.Endpoints = append(sl.Endpoints, model.Endpoint{Addresses: []netip.Addr{a}, Ready: true, Serving: true, NodeName: "node-1"})
 	}
 }
+
+// TestDataplaneRepairRestoresTraffic: with real packets, a Service stops
+// working when somebody deletes our table, and works again after the Sync
+// that Watch triggers.
+func TestDataplaneRepairRestoresTraffic(t *testing.T) {
+	c := lab.NewCluster(t, 1)
+	p := newProxy(t, c)
+	b0 := c.Backends[0]
+	ports := []port{{name: "tcp", proto: model.TCP, port: 80, target: 8080}}
+	snap := snapshot(service("web", addrs("10.96.0.10"), ports...), ports, b0.IPv4)
+	d := dataplane.New(p.k)
+	in := dataplane.Input{Snapshot: &snap, Node: p.node, Options: p.opts, Changed: map[string]bool{}}
+	if _, err := d.Sync(in); err != nil {
+		t.Fatal(err)
+	}
+	serve(t, ports[0], b0, b0.IPv4)
+	addr := lab.AddrPort(netip.MustParseAddr("10.96.0.10"), 80)
+	if got := ask(t, c.Client, lab.Proto("tcp"), "", addr); got.Name != b0.Name {
+		t.Fatalf("before: reply from %q, want %q", got.Name, b0.Name)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fired := d.Watch(ctx)
+	nftIn(t, c.Node, "delete", "table", "ip", nft.TableName)
+	if _, err := c.Client.Request(lab.Proto("tcp"), addr, timeout); err == nil {
+		t.Fatal("the Service still answers without our table")
+	}
+	select {
+	case <-fired:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Watch did not fire within 10s")
+	}
+	if res, err := d.Sync(in); err != nil || !res.Repaired {
+		t.Fatalf("sync: %+v, %v; want a repair", res, err)
+	}
+	if got := ask(t, c.Client, lab.Proto("tcp"), "", addr); got.Name != b0.Name {
+		t.Fatalf("after repair: reply from %q, want %q", got.Name, b0.Name)
+	}
+}
