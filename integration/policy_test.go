@@ -186,12 +186,13 @@ func sameBackend(t *testing.T, ns *lab.NS, addr string, n int) string {
 
 // TestUDPConntrackCleanup: a UDP client that keeps its source port follows
 // the Service to its new endpoint once the old one is removed, because the
-// conntrack hook deletes the flow still DNATed to the old endpoint.
+// conntrack hook deletes the flow still DNATed to the old endpoint; through
+// the ClusterIP and through the NodePort.
 func TestUDPConntrackCleanup(t *testing.T) {
 	c := lab.NewCluster(t, 2)
 	p := newProxy(t, c)
 	old, next := c.Backends[0], c.Backends[1]
-	pt := port{name: "dns", proto: model.UDP, port: 53, target: 5353}
+	pt := port{name: "dns", proto: model.UDP, port: 53, target: 5353, nodePort: 30053}
 	svc := service("dns", addrs("10.96.0.94"), pt)
 	for _, b := range c.Backends {
 		serve(t, pt, b, b.IPv4) // the old endpoint keeps answering, as a stuck flow would let it
@@ -201,21 +202,23 @@ func TestUDPConntrackCleanup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer hook.Close()
-	src := fmt.Sprintf("%s:40053", c.ClientIPv4)
-	addr := lab.AddrPort(svc.ClusterIPs[0], 53)
-	before := snapshot(svc, []port{pt}, old.IPv4)
-	p.sync(t, before)
-	if got := ask(t, c.Client, lab.UDP, src, addr); got.Name != old.Name {
-		t.Fatalf("answered by %s, want %s", got.Name, old.Name)
-	}
-	after := snapshot(svc, []port{pt}, next.IPv4)
-	p.sync(t, after)
-	if got := ask(t, c.Client, lab.UDP, src, addr); got.Name != old.Name {
-		t.Fatalf("before the clean-up the flow should still go to %s (the test's control), got %s", old.Name, got.Name)
-	}
-	hook.AfterSync(&before, &after, p.node)
-	if got := ask(t, c.Client, lab.UDP, src, addr); got.Name != next.Name {
-		t.Errorf("after the clean-up answered by %s, want %s", got.Name, next.Name)
+	for i, addr := range []string{lab.AddrPort(svc.ClusterIPs[0], 53), lab.AddrPort(c.NodeIPv4, 30053)} {
+		t.Run(addr, func(t *testing.T) {
+			src := fmt.Sprintf("%s:%d", c.ClientIPv4, 40053+i)
+			before, after := snapshot(svc, []port{pt}, old.IPv4), snapshot(svc, []port{pt}, next.IPv4)
+			p.sync(t, before)
+			if got := ask(t, c.Client, lab.UDP, src, addr); got.Name != old.Name {
+				t.Fatalf("answered by %s, want %s", got.Name, old.Name)
+			}
+			p.sync(t, after)
+			if got := ask(t, c.Client, lab.UDP, src, addr); got.Name != old.Name {
+				t.Fatalf("before the clean-up the flow should still go to %s (the test's control), got %s", old.Name, got.Name)
+			}
+			hook.AfterSync(&before, &after, p.node)
+			if got := ask(t, c.Client, lab.UDP, src, addr); got.Name != next.Name {
+				t.Errorf("after the clean-up answered by %s, want %s", got.Name, next.Name)
+			}
+		})
 	}
 }
 
