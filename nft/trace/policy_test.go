@@ -151,3 +151,18 @@ func TestHairpinLocalOnly(t *testing.T) {
 		{"endpoint on another node has no hairpin element", remoteEP, webIP, 80, false, self(remoteEP, false)},
 	})
 }
+
+// TestAffinityLargeService: a Service split into bucket chains still
+// spreads new clients evenly, and sends a remembered one back.
+func TestAffinityLargeService(t *testing.T) {
+	var eps []netip.Addr
+	for i := range 40 {
+		eps = append(eps, netip.AddrFrom4([4]byte{10, 0, 4, byte(i + 1)}))
+	}
+	table := compile(t, policySnapshot(eps, nil, func(s *model.Service) { s.AffinitySeconds = 60 }), options(), nft.IPv4)
+	trace.Remember(table, clientIP, webIP, nft.ProtoTCP, 80, netip.AddrPortFrom(eps[33], 8080))
+	runPolicyCases(t, table, []policyCase{
+		{"new client", addr("10.0.9.10"), webIP, 80, false, spread(eps, 8080, false)},
+		{"remembered client", clientIP, webIP, 80, false, accepted(eps[33], 8080, false)},
+	})
+}
