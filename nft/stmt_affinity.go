@@ -43,9 +43,3 @@ func (u UpdateSet) text(f Family) string {
 func (d DNATMap) text(f Family) string {
 	return fmt.Sprintf("dnat %s to %s map @%s", f, keysText(f, d.Keys), d.Map)
 }
-
-// MatchFibLocal matches packets whose source address is one of the node's
-// own (`fib saddr type local`): traffic the node itself sends.
-type MatchFibLocal struct{}
-
-func (MatchFibLocal) text(Family) string { return "fib saddr type local" }

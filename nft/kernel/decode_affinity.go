@@ -100,16 +100,3 @@ func decodeDNATMap(f nft.Family, ex []expr.Any) (nft.Stmt, int) {
 func protoReg(r, size uint32) bool {
 	return r == reg32_0+size/4 || (size == 16 && r == reg2)
 }
-
-func decodeFibLocal(_ nft.Family, ex []expr.Any) (nft.Stmt, int) {
-	fib, ok := ex[0].(*expr.Fib)
-	if !ok || len(ex) < 2 {
-		return nil, 0
-	}
-	cmp, ok := ex[1].(*expr.Cmp)
-	want := expr.Fib{Register: fib.Register, FlagSADDR: true, ResultADDRTYPE: true}
-	if ok && *fib == want && cmp.Op == expr.CmpOpEq && cmp.Register == fib.Register && isNative(cmp.Data, rtnLocal) {
-		return nft.MatchFibLocal{}, 2
-	}
-	return nil, 0
-}

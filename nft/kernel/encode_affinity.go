@@ -61,10 +61,3 @@ func encodeDNATMap(f nft.Family, d nft.DNATMap) []expr.Any {
 	return append(out, &expr.NAT{Type: expr.NATTypeDestNAT, Family: natFamily(f),
 		RegAddrMin: reg1, RegAddrMax: reg1, RegProtoMin: reg32_0 + size/4, RegProtoMax: reg32_0 + size/4, Specified: true})
 }
-
-// rtnLocal is the route type of the node's own addresses (RTN_LOCAL).
-const rtnLocal = unix.RTN_LOCAL
-
-func encodeFibLocal() []expr.Any {
-	return []expr.Any{&expr.Fib{Register: reg1, FlagSADDR: true, ResultADDRTYPE: true}, cmpEq(reg1, native32(rtnLocal))}
-}
