@@ -21,6 +21,10 @@ import (
 // parallel is how many API writes are in flight while loading objects.
 const parallel = 16
 
+// nodes is the cluster size the endpoints are spread over, as in a real
+// cluster: this node (node-1, e2e.NodeName) hosts one in nodes endpoints.
+const nodes = 100
+
 // firstEndpoint is the first endpoint address; addresses count up from it.
 var firstEndpoint = netip.MustParseAddr("10.240.0.1")
 
@@ -93,7 +97,12 @@ func slice(i, n, gen int) *discoveryv1.EndpointSlice {
 	if gen > 0 {
 		addrs[0] = updatedIP(gen)
 	}
-	return e2e.Slice(name(i), "http", addrs...)
+	s := e2e.Slice(name(i), "http", addrs...)
+	for j := range s.Endpoints {
+		node := fmt.Sprintf("node-%d", (i*n+j)%nodes+1)
+		s.Endpoints[j].NodeName = &node
+	}
+	return s
 }
 
 func name(i int) string { return "svc-" + strconv.Itoa(i) }
