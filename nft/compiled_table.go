@@ -22,16 +22,18 @@ func (c *Compiled) table(fi int) *Table {
 	for _, ip := range c.opts.nodePortIPs(c.node, fs.family) {
 		addUnique(t.Set(setNodePortIPs), Element{Key: []Value{{Addr: ip}}})
 	}
+	byName := make(map[string]*Set, len(t.Sets))
+	for _, s := range t.Sets {
+		byName[s.Name] = s
+	}
 	for _, se := range fs.shared {
 		if se.count > 0 {
-			s := t.Set(se.set)
-			s.Elements = append(s.Elements, se.elem)
+			byName[se.set].Elements = append(byName[se.set].Elements, se.elem)
 		}
 	}
 	for _, ct := range fs.contests {
-		if ct.winner != nil {
-			s := t.Set(ct.winner.set)
-			s.Elements = append(s.Elements, ct.winner.elem)
+		if w := ct.winner; w != nil {
+			byName[w.set].Elements = append(byName[w.set].Elements, w.elem)
 		}
 	}
 	var chains []*Chain
