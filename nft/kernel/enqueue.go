@@ -20,11 +20,19 @@ func tableOf(f nft.Family) *nftables.Table {
 	return &nftables.Table{Name: nft.TableName, Family: fam}
 }
 
-// enqueue buffers every operation of a plan on the connection.
+// enqueue buffers every operation of a plan on the connection. Long runs of
+// rules are encoded in parallel (enqueue_rules.go).
 func (k *Kernel) enqueue(ops []nft.Op) error {
-	for i, op := range ops {
-		if err := k.enqueueOp(op); err != nil {
-			return &nft.OpError{Index: i, Op: op, Err: err}
+	for i := 0; i < len(ops); i++ {
+		if n := ruleRun(ops[i:]); n >= parallelRules {
+			if err := k.addRules(ops[i:i+n], i); err != nil {
+				return err
+			}
+			i += n - 1
+			continue
+		}
+		if err := k.enqueueOp(ops[i]); err != nil {
+			return &nft.OpError{Index: i, Op: ops[i], Err: err}
 		}
 	}
 	return nil

@@ -86,6 +86,13 @@ func (w *batchWriter) add(msg []byte) {
 	w.count++
 }
 
+// appendWriter moves the messages of o to the end of w.
+func (w *batchWriter) appendWriter(o *batchWriter) {
+	w.chunks = append(w.chunks, o.chunks...)
+	w.count += o.count
+	o.reset()
+}
+
 // seal numbers the messages from first on and returns the buffers of the
 // whole batch, begin and end included: the begin message carries the
 // generation the batch was planned against, so that the kernel refuses it
