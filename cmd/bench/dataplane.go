@@ -68,17 +68,27 @@ type dpRow struct {
 	kpSkipped string
 }
 
-// dpBench holds what every case needs.
-type dpBench struct {
-	c     dpConfig
-	t     *topology
-	k     *kernel.Kernel
-	cases int // source addresses used so far
-	dir   string
+// dpCase is one thing measured: a row's ClusterIP (or the floor's
+// endpoint) through one node namespace holding that row's rules, ours or
+// kube-proxy's shape.
+type dpCase struct {
+	row  int
+	kp   bool
+	snap *model.Snapshot // what the node is loaded with; nil: no rules
+	dst  netip.AddrPort
+	p    *path
+	cur  []float64 // this run's connect times
+	p50  []float64 // one per run
+	p99  []float64
 }
 
 // targetPort of the "http" Service port (80) in the synthetic clusters.
 const httpTarget = 8080
+
+// batchConns is how many connections a case makes before the next case
+// takes its turn: cases alternate, so that the machine's load, which
+// drifts over seconds, weighs on all of them alike.
+const batchConns = 100
 
 func runDataplane(args []string, stdout io.Writer) error {
 	c, err := parseDataplaneFlags(args)
@@ -89,79 +99,138 @@ func runDataplane(args []string, stdout io.Writer) error {
 		return err
 	}
 	m := describeMachine()
-	b, err := newDPBench(c)
+	rows, cases := planCases(c)
+	t, err := newTopology(len(cases))
 	if err != nil {
 		return err
 	}
-	rows, err := b.all()
-	if cerr := b.close(); err == nil {
+	err = measureCases(c, t, cases)
+	if cerr := t.close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return err
+	}
+	for _, k := range cases {
+		l := latency{median(k.p50), median(k.p99)}
+		if k.kp {
+			rows[k.row].kp = l
+		} else {
+			rows[k.row].ours = l
+		}
 	}
 	m.finish()
 	writeDataplaneReport(stdout, m, c, rows)
 	return nil
 }
 
-func newDPBench(c dpConfig) (*dpBench, error) {
-	t, err := newTopology()
-	if err != nil {
-		return nil, err
-	}
-	b := &dpBench{c: c, t: t}
-	if b.dir, err = os.MkdirTemp("", "nftproxy-bench-"); err != nil {
-		return nil, errors.Join(err, t.close())
-	}
-	fd, err := t.node.open()
-	if err == nil {
-		b.k, err = kernel.Open(fd)
-		syscall.Close(fd) // the socket keeps its namespace
-	}
-	if err == nil {
-		err = t.listen(httpTarget)
-	}
-	if err != nil {
-		return nil, errors.Join(err, b.close())
-	}
-	return b, nil
-}
-
-func (b *dpBench) close() error {
-	if b.k != nil {
-		b.k.Close()
-	}
-	os.RemoveAll(b.dir)
-	return b.t.close()
-}
-
-// all measures the floor, each number of Services, then the big Service.
-func (b *dpBench) all() ([]dpRow, error) {
-	progress("direct connection (floor)")
-	floor, err := b.measure(netip.AddrPortFrom(offset(endpointBase, 0), httpTarget))
-	if err != nil {
-		return nil, err
-	}
-	rows := []dpRow{{name: "direct to the backend, no Service (floor)", ours: floor}}
-	for _, n := range b.c.services {
-		snap := generate(size{n, b.c.endpoints})
-		svc := targetService(snap)
-		row, err := b.caseRow(fmt.Sprintf("ClusterIP, %d endpoints", b.c.endpoints), n, snap, svc)
-		if err != nil {
-			return nil, err
+// planCases lists the table's rows and the cases that fill them: the
+// floor, each number of Services, the 2- and the big-endpoint Service.
+func planCases(c dpConfig) ([]dpRow, []*dpCase) {
+	rows := []dpRow{{name: "direct to the backend, no Service (floor)"}}
+	cases := []*dpCase{{row: 0, dst: netip.AddrPortFrom(offset(endpointBase, 0), httpTarget)}}
+	add := func(row dpRow, snap *model.Snapshot, svc *model.Service) {
+		dst := netip.AddrPortFrom(svc.ClusterIPs[0], 80)
+		cases = append(cases, &dpCase{row: len(rows), snap: snap, dst: dst})
+		switch {
+		case !c.baseline:
+			row.kpSkipped = "not measured"
+		case row.services > c.kpMax:
+			row.kpSkipped = fmt.Sprintf("not measured: more than %d Services takes minutes to load", c.kpMax)
+		default:
+			cases = append(cases, &dpCase{row: len(rows), kp: true, snap: snap, dst: dst})
 		}
 		rows = append(rows, row)
 	}
-	snap := endpointCluster(b.c.big)
-	for i, name := range []string{"ClusterIP, 2 endpoints", fmt.Sprintf("ClusterIP, %d endpoints", b.c.big)} {
-		row, err := b.caseRow(name, 2, snap, &snap.Services[i])
-		if err != nil {
-			return nil, err
-		}
-		rows = append(rows, row)
+	for _, n := range c.services {
+		snap := generate(size{n, c.endpoints})
+		add(dpRow{name: fmt.Sprintf("ClusterIP, %d endpoints", c.endpoints), services: n}, snap, targetService(snap))
 	}
-	return rows, nil
+	snap := endpointCluster(c.big)
+	add(dpRow{name: "ClusterIP, 2 endpoints", services: 2}, snap, &snap.Services[0])
+	add(dpRow{name: fmt.Sprintf("ClusterIP, %d endpoints", c.big), services: 2}, snap, &snap.Services[1])
+	return rows, cases
+}
+
+// measureCases loads every case's rules into its node, then measures the
+// cases in alternation.
+func measureCases(c dpConfig, t *topology, cases []*dpCase) error {
+	if err := t.listen(httpTarget); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "nftproxy-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	for i, k := range cases {
+		k.p = t.paths[i]
+		if err := load(c, k, dir); err != nil {
+			return err
+		}
+		k.snap = nil // the kernel holds the rules now
+		if _, err := probe(k.p.client, k.p.src, k.dst, 10000, 50); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+	}
+	for r := range c.runs {
+		progress("connections, run %d/%d", r+1, c.runs)
+		if err := measureRun(c, cases, 10100+r*c.conns); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measureRun makes c.conns connections per case, batchConns at a time per
+// case in turn, from source ports firstPort on.
+func measureRun(c dpConfig, cases []*dpCase, firstPort int) error {
+	for off := 0; off < c.conns; off += batchConns {
+		for _, k := range cases {
+			xs, err := probe(k.p.client, k.p.src, k.dst, firstPort+off, min(batchConns, c.conns-off))
+			if err != nil {
+				return err
+			}
+			k.cur = append(k.cur, xs...)
+		}
+	}
+	for _, k := range cases {
+		k.p50, k.p99 = append(k.p50, percentile(k.cur, 50)), append(k.p99, percentile(k.cur, 99))
+		k.cur = nil
+	}
+	return nil
+}
+
+// load programs a case's node: our table through the Dataplane, or
+// kube-proxy's shape with nft -f.
+func load(c dpConfig, k *dpCase, dir string) error {
+	switch {
+	case k.snap == nil:
+		return nil
+	case k.kp:
+		progress("loading %d Services in kube-proxy's shape", len(k.snap.Services))
+		path := filepath.Join(dir, "kube-proxy.nft")
+		o := baselineOptions()
+		o.NodeIP = k.p.nodeIP
+		if err := writeFile(path, func(w io.Writer) error { return writeKubeProxy(w, k.snap, o) }); err != nil {
+			return err
+		}
+		_, err := nftFile(k.p.node, path, c.kpTimeout) // load time is the sync benchmark's business
+		return err
+	}
+	progress("loading %d Services, ours", len(k.snap.Services))
+	fd, err := k.p.node.open()
+	if err != nil {
+		return err
+	}
+	defer syscall.Close(fd)
+	kern, err := kernel.Open(fd)
+	if err != nil {
+		return err
+	}
+	defer kern.Close()
+	_, err = dataplane.New(kern).Sync(dataplane.Input{Snapshot: k.snap, Node: benchNodeModel(k.p.nodeIP), Options: benchOptions()})
+	return err
 }
 
 // targetService is a Service from the middle of snap with an http port.
@@ -186,71 +255,4 @@ func endpointCluster(big int) *model.Snapshot {
 		snap.Slices = append(snap.Slices, slicesFor(&svc, i*10000, n)...)
 	}
 	return snap
-}
-
-// caseRow measures svc's ClusterIP with snap programmed by us, then in
-// kube-proxy's shape.
-func (b *dpBench) caseRow(name string, n int, snap *model.Snapshot, svc *model.Service) (dpRow, error) {
-	row := dpRow{name: name, services: n}
-	dst := netip.AddrPortFrom(svc.ClusterIPs[0], 80)
-	progress("%d Services: ours", n)
-	if _, err := dataplane.New(b.k).Sync(dataplane.Input{Snapshot: snap, Node: benchNodeModel(netip.MustParseAddr("10.0.1.1")), Options: benchOptions()}); err != nil {
-		return row, fmt.Errorf("program %d Services: %w", n, err)
-	}
-	var err error
-	if row.ours, err = b.measure(dst); err != nil {
-		return row, err
-	}
-	if err := b.k.Cleanup(); err != nil {
-		return row, err
-	}
-	switch {
-	case !b.c.baseline:
-		row.kpSkipped = "not measured"
-	case n > b.c.kpMax:
-		row.kpSkipped = fmt.Sprintf("not measured: more than %d Services takes minutes to load", b.c.kpMax)
-	default:
-		progress("%d Services: kube-proxy shape", n)
-		row.kp, err = b.kubeProxyCase(snap, dst)
-	}
-	return row, err
-}
-
-func (b *dpBench) kubeProxyCase(snap *model.Snapshot, dst netip.AddrPort) (latency, error) {
-	path := filepath.Join(b.dir, "kube-proxy.nft")
-	o := baselineOptions()
-	o.NodeIP = netip.MustParseAddr("10.0.1.1")
-	if err := writeFile(path, func(w io.Writer) error { return writeKubeProxy(w, snap, o) }); err != nil {
-		return latency{}, err
-	}
-	if _, err := nftFile(b.t.node, path, b.c.kpTimeout); err != nil { // load time is the sync benchmark's business
-		return latency{}, fmt.Errorf("load kube-proxy shape: %w", err)
-	}
-	l, err := b.measure(dst)
-	if _, derr := b.t.node.exec(time.Minute, "nft", "delete", "table", "ip", "kube-proxy"); err == nil {
-		err = derr
-	}
-	return l, err
-}
-
-// measure connects to dst from a fresh source address: a short warm-up
-// (neighbour entries), then c.runs runs of c.conns connections.
-func (b *dpBench) measure(dst netip.AddrPort) (latency, error) {
-	b.cases++
-	src, err := b.t.addClientSource(b.cases)
-	if err != nil {
-		return latency{}, err
-	}
-	if _, err := probe(b.t.client, src, dst, 10000, 50); err != nil {
-		return latency{}, fmt.Errorf("warm-up: %w", err)
-	}
-	var p50, p99 []float64
-	for r := range b.c.runs {
-		xs, err := probe(b.t.client, src, dst, 10100+r*b.c.conns, b.c.conns)
-		if err != nil {
-			return latency{}, err
-		}
-		p50, p99 = append(p50, percentile(xs, 50)), append(p99, percentile(xs, 99))
-	}
-	return latency{median(p50), median(p99)}, nil
 }

@@ -10,83 +10,102 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// topology is the data-plane benchmark's three namespaces:
+// topology is the data-plane benchmark's namespaces: one backend, and one
+// client and node namespace per case, so that every case's rules stay
+// loaded and the cases can be measured in alternation:
 //
-//	client (10.0.1.2, + one source address per case)
-//	   | c0 -- n0
-//	node (10.0.1.1, 10.0.2.1): forwards, runs the rules under test
-//	   | n1 -- b0
-//	backend (10.0.2.2): answers on every endpoint address, 10.128.0.0/10
+//	client i (10.1.i.2) -- c0/n0 -- node i (10.1.i.1, 10.2.i.1) -- n1/b<i> -- backend (10.2.i.2)
 //
-// The backend namespace treats the whole endpoint range as local (one
-// "local" route), so every endpoint of every synthetic Service accepts
-// connections on its target port without one address per endpoint.
+// Node i forwards and holds case i's rules. The backend treats the whole
+// endpoint range, 10.128.0.0/10, as local (one "local" route), so every
+// endpoint of every synthetic Service accepts connections on its target
+// port without one address per endpoint; it routes each client's replies
+// back through that client's node.
 type topology struct {
-	client, node, backend *netns
-	listeners             []int // backend listening sockets
+	backend   *netns
+	paths     []*path
+	listeners []int // backend listening sockets
 }
 
-var (
-	clientAddr  = netip.MustParseAddr("10.0.1.2")
-	backendAddr = netip.MustParseAddr("10.0.2.2")
-)
+// path is one case's client and node.
+type path struct {
+	client, node *netns
+	src          netip.Addr // the client's address
+	nodeIP       netip.Addr // the node's address on the client's side
+}
 
-func newTopology() (*topology, error) {
+func newTopology(n int) (*topology, error) {
+	if n > 200 {
+		return nil, errors.New("at most 200 cases")
+	}
 	t := &topology{}
-	for _, p := range []struct {
-		ns   **netns
-		name string
-	}{{&t.client, "client"}, {&t.node, "node"}, {&t.backend, "backend"}} {
-		ns, err := newNetns(p.name)
+	var err error
+	if t.backend, err = newNetns("backend"); err != nil {
+		return nil, err
+	}
+	steps := []string{"ip route add local 10.128.0.0/10 dev lo"}
+	if err := t.backend.run(steps); err != nil {
+		return nil, errors.Join(err, t.close())
+	}
+	for i := range n {
+		p, err := t.addPath(i)
 		if err != nil {
 			return nil, errors.Join(err, t.close())
 		}
-		*p.ns = ns
-	}
-	if err := t.wire(); err != nil {
-		return nil, errors.Join(err, t.close())
+		t.paths = append(t.paths, p)
 	}
 	return t, nil
 }
 
-// wire creates the links and routes. Every command runs inside one of our
-// namespaces: the veth pairs are created there, never in the host's.
-func (t *topology) wire() error {
-	steps := []struct {
-		ns   *netns
-		args string
-	}{
-		{t.client, "ip link add c0 type veth peer name n0 netns " + t.node.name},
-		{t.node, "ip link add n1 type veth peer name b0 netns " + t.backend.name},
-		{t.client, "ip addr add 10.0.1.2/24 dev c0"},
-		{t.client, "ip link set c0 up"},
-		{t.client, "ip route add default via 10.0.1.1"},
-		{t.node, "ip addr add 10.0.1.1/24 dev n0"},
-		{t.node, "ip addr add 10.0.2.1/24 dev n1"},
-		{t.node, "ip link set n0 up"},
-		{t.node, "ip link set n1 up"},
-		{t.node, "sysctl -qw net.ipv4.ip_forward=1"},
-		{t.node, "ip route add 10.128.0.0/10 via 10.0.2.2"},
-		{t.backend, "ip addr add 10.0.2.2/24 dev b0"},
-		{t.backend, "ip link set b0 up"},
-		{t.backend, "ip route add default via 10.0.2.1"},
-		{t.backend, "ip route add local 10.128.0.0/10 dev lo"},
+// addPath creates client i and node i and wires them to the backend. Every
+// command runs inside one of our namespaces: the veth pairs are created
+// there, never in the host's.
+func (t *topology) addPath(i int) (*path, error) {
+	p := &path{src: netip.AddrFrom4([4]byte{10, 1, byte(i), 2}), nodeIP: netip.AddrFrom4([4]byte{10, 1, byte(i), 1})}
+	var err error
+	if p.client, err = newNetns(fmt.Sprintf("client%d", i)); err != nil {
+		return nil, err
 	}
-	for _, s := range steps {
-		if _, err := s.ns.exec(10*time.Second, strings.Fields(s.args)...); err != nil {
+	if p.node, err = newNetns(fmt.Sprintf("node%d", i)); err != nil {
+		return nil, errors.Join(err, p.client.remove())
+	}
+	b := fmt.Sprintf("b%d", i)
+	err = errors.Join(
+		p.client.run([]string{
+			"ip link add c0 type veth peer name n0 netns " + p.node.name,
+			fmt.Sprintf("ip addr add 10.1.%d.2/24 dev c0", i),
+			"ip link set c0 up",
+			fmt.Sprintf("ip route add default via 10.1.%d.1", i),
+		}),
+		p.node.run([]string{
+			"ip link add n1 type veth peer name " + b + " netns " + t.backend.name,
+			fmt.Sprintf("ip addr add 10.1.%d.1/24 dev n0", i),
+			fmt.Sprintf("ip addr add 10.2.%d.1/24 dev n1", i),
+			"ip link set n0 up",
+			"ip link set n1 up",
+			"sysctl -qw net.ipv4.ip_forward=1",
+			fmt.Sprintf("ip route add 10.128.0.0/10 via 10.2.%d.2", i),
+		}),
+		t.backend.run([]string{
+			fmt.Sprintf("ip addr add 10.2.%d.2/24 dev %s", i, b),
+			"ip link set " + b + " up",
+			fmt.Sprintf("ip route add 10.1.%d.0/24 via 10.2.%d.1", i, i),
+		}))
+	if err != nil {
+		return nil, errors.Join(err, p.client.remove(), p.node.remove())
+	}
+	return p, nil
+}
+
+// run runs commands (split on spaces) in the namespace, stopping at the
+// first error.
+func (ns *netns) run(cmds []string) error {
+	for _, c := range cmds {
+		if _, err := ns.exec(10*time.Second, strings.Fields(c)...); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// addClientSource adds another source address to the client: each case
-// connects from its own address, so no connection of a case reuses the
-// conntrack entry (and its NAT binding) of an earlier one.
-func (t *topology) addClientSource(n int) (netip.Addr, error) {
-	a := offset(clientAddr, 8+n)
-	_, err := t.client.exec(10*time.Second, "ip", "addr", "add", a.String()+"/24", "dev", "c0")
-	return a, err
 }
 
 // listen opens a TCP listener in the backend namespace on port, on every
@@ -134,10 +153,11 @@ func (t *topology) close() error {
 		unix.Close(fd)
 	}
 	var errs []error
-	for _, ns := range []*netns{t.client, t.node, t.backend} {
-		if ns != nil {
-			errs = append(errs, ns.remove())
-		}
+	for _, p := range t.paths {
+		errs = append(errs, p.client.remove(), p.node.remove())
+	}
+	if t.backend != nil {
+		errs = append(errs, t.backend.remove())
 	}
 	return errors.Join(errs...)
 }
