@@ -104,7 +104,8 @@ func (h *Hook) start(port uint16) (*http.Server, error) {
 	return srv, nil
 }
 
-// Close stops every server.
+// Close stops every server. Call it after the last AfterSync: both run on
+// the agent's sync goroutine.
 func (h *Hook) Close() {
 	for port, srv := range h.servers {
 		_ = srv.Close()
