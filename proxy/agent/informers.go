@@ -1,0 +1,125 @@
+package agent
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/nftproxy/nftproxy/proxy/kube"
+)
+
+// watches are the three informers watches the agent keeps.
+type watches struct {
+	cluster, node informers.SharedInformerFactory
+	services      cache.SharedIndexInformer
+	slices        cache.SharedIndexInformer
+	nodes         cache.SharedIndexInformer
+	hasSynced     []cache.InformerSynced
+}
+
+// proxySelector leaves out, at the API server, what kube-proxy leaves out:
+// objects for another proxy and the EndpointSlices of headless Services.
+// proxy/kube skips them again, in case the selector is ever widened.
+func proxySelector() string {
+	noProxyName, _ := labels.NewRequirement(kube.LabelServiceProxyName, selection.DoesNotExist, nil)
+	noHeadless, _ := labels.NewRequirement(corev1.IsHeadlessService, selection.DoesNotExist, nil)
+	return labels.NewSelector().Add(*noProxyName, *noHeadless).String()
+}
+
+func newWatches(client kubernetes.Interface, nodeName string) watches {
+	var inf watches
+	// Resync 0: the periodic reconcile is the sync loop's, against the
+	// kernel; replaying the cache to the handlers would add nothing.
+	inf.cluster = informers.NewSharedInformerFactoryWithOptions(client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = proxySelector() }))
+	inf.node = informers.NewSharedInformerFactoryWithOptions(client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", nodeName).String()
+		}))
+	inf.services = inf.cluster.Core().V1().Services().Informer()
+	inf.slices = inf.cluster.Discovery().V1().EndpointSlices().Informer()
+	inf.nodes = inf.node.Core().V1().Nodes().Informer()
+	for _, i := range []cache.SharedIndexInformer{inf.services, inf.slices, inf.nodes} {
+		// managedFields are a large part of every object and never read.
+		_ = i.SetTransform(dropManagedFields)
+		inf.hasSynced = append(inf.hasSynced, i.HasSynced)
+	}
+	return inf
+}
+
+func dropManagedFields(obj any) (any, error) {
+	if m, ok := obj.(metav1.Object); ok {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+func (inf *watches) start(ctx context.Context) {
+	inf.cluster.Start(ctx.Done())
+	inf.node.Start(ctx.Done())
+}
+
+// addHandlers connects the informers to the agent's record functions.
+func (inf *watches) addHandlers(a *Agent) {
+	_, _ = inf.services.AddEventHandler(handler(a.setService))
+	_, _ = inf.slices.AddEventHandler(handler(a.setSlice))
+	_, _ = inf.nodes.AddEventHandler(handler(a.setNode))
+}
+
+// handler turns add, update and delete into one call: set(key, obj) with
+// obj nil on delete.
+func handler[T any](set func(key string, obj *T)) cache.ResourceEventHandlerFuncs {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { call(set, obj, false) },
+		UpdateFunc: func(_, obj any) { call(set, obj, false) },
+		DeleteFunc: func(obj any) { call(set, obj, true) },
+	}
+}
+
+func call[T any](set func(key string, obj *T), obj any, deleted bool) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		set(tomb.Key, nil)
+		return
+	}
+	typed, ok := obj.(*T)
+	if !ok {
+		return
+	}
+	key, err := cache.MetaNamespaceKeyFunc(obj)
+	if err != nil {
+		return
+	}
+	if deleted {
+		typed = nil
+	}
+	set(key, typed)
+}
+
+// uid returns the UID of a Service or EndpointSlice in the cache, for events.
+func (inf *watches) uid(kind, namespace, name string) types.UID {
+	var store cache.Store
+	switch kind {
+	case "Service":
+		store = inf.services.GetStore()
+	case "EndpointSlice":
+		store = inf.slices.GetStore()
+	default:
+		return ""
+	}
+	obj, ok, _ := store.GetByKey(namespace + "/" + name)
+	if !ok {
+		return ""
+	}
+	if m, ok := obj.(metav1.Object); ok {
+		return m.GetUID()
+	}
+	return ""
+}

@@ -1,0 +1,136 @@
+package agent
+
+import (
+	"time"
+
+	"github.com/nftproxy/nftproxy/proxy"
+	"github.com/nftproxy/nftproxy/proxy/dataplane"
+	"github.com/nftproxy/nftproxy/proxy/model"
+	"github.com/nftproxy/nftproxy/proxy/tracker"
+)
+
+// sync programs the current snapshot; the runner calls it and retries it
+// with backoff when it fails.
+func (a *Agent) sync() error {
+	start := a.clock.Now()
+	change := a.tracker.Take()
+	node, nodeChanged := a.takeNode()
+	in := dataplane.Input{
+		Snapshot: change.Snapshot,
+		Node:     node,
+		Options:  proxy.CompilerOptions(a.cfg.Proxy, node),
+		Changed:  change.Changed,
+		Full:     a.fullDue(start) || nodeChanged,
+	}
+	res, err := a.cfg.Dataplane.Sync(in)
+	a.events.Problems(res.Problems, covered(in, res))
+	elapsed := a.clock.Since(start)
+	if err != nil {
+		a.failed(change, nodeChanged, err, elapsed)
+		return err
+	}
+	a.succeeded(in, res, change, start, elapsed)
+	return nil
+}
+
+// fullDue reports whether this sync must reconcile everything against the
+// kernel: the first one, the one after a failure, and one per syncPeriod.
+func (a *Agent) fullDue(now time.Time) bool {
+	return a.forceFull || a.lastFull.IsZero() || now.Sub(a.lastFull) >= a.cfg.Proxy.SyncPeriod.Duration
+}
+
+// covered tells the event reporter which Services this sync looked at.
+func covered(in dataplane.Input, res dataplane.Result) func(string) bool {
+	if in.Full || res.Full {
+		return func(string) bool { return true }
+	}
+	return func(key string) bool { return in.Changed[key] }
+}
+
+// takeNode returns the Node and whether it changed since the last take.
+func (a *Agent) takeNode() (model.Node, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	changed := a.nodeChanged
+	a.nodeChanged = false
+	return a.node, changed
+}
+
+// failed puts the changes back for the next attempt, which is a full sync.
+func (a *Agent) failed(change tracker.Change, nodeChanged bool, err error, elapsed time.Duration) {
+	a.tracker.Restore(change)
+	if nodeChanged {
+		a.mu.Lock()
+		a.nodeChanged = true
+		a.mu.Unlock()
+	}
+	a.forceFull = true
+	a.setPending()
+	if m := a.cfg.Metrics; m != nil {
+		m.SyncFailures.Inc()
+	}
+	a.logger.Error(err, "Sync failed, will retry with a full sync", "elapsed", elapsed)
+}
+
+// succeeded records a committed sync (or one with nothing to do) and runs
+// the hooks.
+func (a *Agent) succeeded(in dataplane.Input, res dataplane.Result, change tracker.Change, start time.Time, elapsed time.Duration) {
+	a.forceFull = false
+	if in.Full || res.Full {
+		a.lastFull = start
+	}
+	if a.cfg.Health != nil {
+		a.cfg.Health.Updated()
+	}
+	a.setPending()
+	a.observe(res, change, elapsed)
+	a.logger.V(2).Info("Synced", "full", res.Full, "ops", res.Ops, "changed", len(in.Changed),
+		"repaired", res.Repaired, "problems", len(res.Problems), "elapsed", elapsed)
+	if res.Repaired {
+		a.logger.Info("Restored rules changed by someone else")
+	}
+	for _, h := range a.cfg.Hooks {
+		h.AfterSync(a.prev, in.Snapshot, in.Node)
+	}
+	a.prev = in.Snapshot
+}
+
+// observe updates the metrics of a successful sync.
+func (a *Agent) observe(res dataplane.Result, change tracker.Change, elapsed time.Duration) {
+	m := a.cfg.Metrics
+	if m == nil {
+		return
+	}
+	secs := elapsed.Seconds()
+	m.SyncDuration.Observe(secs)
+	if res.Full {
+		m.SyncFullDuration.Observe(secs)
+	} else {
+		m.SyncPartialDuration.Observe(secs)
+	}
+	now := a.clock.Now()
+	m.LastSync.Set(float64(now.UnixNano()) / 1e9)
+	if res.Ops > 0 {
+		m.TransactionOps.Observe(float64(res.Ops))
+		if res.Bytes > 0 {
+			m.TransactionBytes.Observe(float64(res.Bytes))
+		}
+	}
+	if res.Repaired {
+		m.Repairs.Inc()
+	}
+	for _, t := range change.Triggers {
+		m.NetworkProgramming.Observe(now.Sub(t).Seconds())
+	}
+}
+
+// setPending publishes how many Services wait for a sync.
+func (a *Agent) setPending() {
+	m := a.cfg.Metrics
+	if m == nil {
+		return
+	}
+	svc, ep := a.tracker.Pending()
+	m.ServiceChangesPending.Set(float64(svc))
+	m.EndpointChangesPending.Set(float64(ep))
+}
