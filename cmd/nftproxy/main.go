@@ -1,6 +1,7 @@
 // Command nftproxy is a Kubernetes service proxy that programs nftables
 // directly over netlink: a drop-in replacement for kube-proxy.
 //
+//	nftproxy [run] [--config FILE] [FLAGS]   the node agent (kube-proxy's flags)
 //	nftproxy compile -f PATH...   print the ruleset manifests compile to
 //	nftproxy apply -f PATH...     program the current network namespace once
 //	nftproxy cleanup              remove nftproxy's tables
@@ -18,6 +19,7 @@ var version = "dev"
 
 // commands maps a subcommand to its function; each parses its own flags.
 var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
+	"run":     runAgent,
 	"compile": runCompile,
 	"apply":   runApply,
 	"cleanup": runCleanup,
@@ -32,7 +34,10 @@ func main() {
 }
 
 func dispatch(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if isRunArgs(args) {
+		return runAgent(args, stdout, stderr)
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
@@ -46,6 +51,9 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 const usage = `nftproxy: a Kubernetes service proxy on nftables, a drop-in replacement for kube-proxy.
 
 Usage:
+  nftproxy [run] [--config FILE] [--kubeconfig FILE] [--master URL] [flags]
+      The node agent: watch the API server and keep this network namespace's
+      nftables rules in step. Run 'nftproxy run --help' for the flags.
   nftproxy compile -f PATH [-f PATH...] [--node-name N] [--config FILE]
       Print the nftables ruleset the manifests (Services, EndpointSlices, Nodes;
       YAML or JSON files or directories) compile to. Needs no root and no cluster.
