@@ -78,10 +78,15 @@ func daemon(ctx context.Context, cfg *config.Configuration, master string) error
 	defer broadcaster.Shutdown()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "nftproxy", Host: nodeName})
+	syncHooks, closeHooks, err := hooks(cfg, health)
+	if err != nil {
+		return err
+	}
+	defer closeHooks()
 	klog.InfoS("Starting nftproxy", "version", version, "node", nodeName)
 	return agent.New(agent.Config{
 		Client: client, NodeName: nodeName, Proxy: cfg, Dataplane: dataplane.New(k),
-		Hooks: hooks(cfg), Recorder: recorder, Metrics: m, Health: health,
+		Hooks: syncHooks, Recorder: recorder, Metrics: m, Health: health,
 	}).Run(ctx)
 }
 
