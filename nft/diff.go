@@ -17,6 +17,10 @@ func Diff(committed, desired Ruleset) *Plan {
 	for _, f := range Families {
 		ops := diffTable(f, committed[f], desired[f], committed == nil)
 		p.Full = p.Full || replaces(ops)
+		if p.Ops == nil {
+			p.Ops = ops // no copy of a whole table's ops (see replaceTable)
+			continue
+		}
 		p.Ops = append(p.Ops, ops...)
 	}
 	return p
@@ -56,7 +60,15 @@ func deleteTable(f Family) []Op {
 // every binding (docs/ruleset.md).
 func replaceTable(t *Table) []Op {
 	f := t.Family
-	ops := deleteTable(f)
+	// Sized up front: a first sync at 10,000 Services has 140,000 ops,
+	// and growing the slice by doubling would allocate twice that. The
+	// two spare ops take the other family's deleteTable (a full plan on a
+	// single-stack node) without copying these.
+	n := 3 + 2*len(t.Sets) + len(t.Chains) + 2
+	for _, c := range t.Chains {
+		n += len(c.Rules)
+	}
+	ops := append(make([]Op, 0, n), deleteTable(f)...)
 	ops = append(ops, Op{Kind: AddTable, Family: f, Table: t})
 	for _, s := range t.Sets {
 		ops = append(ops, Op{Kind: AddSet, Family: f, Set: s})
@@ -70,7 +82,9 @@ func replaceTable(t *Table) []Op {
 		}
 	}
 	for _, c := range t.Chains {
-		ops = append(ops, ruleOps(f, c)...)
+		for i := range c.Rules {
+			ops = append(ops, Op{Kind: AddRule, Family: f, Name: c.Name, Rule: &c.Rules[i]})
+		}
 	}
 	return ops
 }

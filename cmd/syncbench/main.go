@@ -1,11 +1,13 @@
 // Command syncbench times the sync engine (proxy/dataplane) phase by phase
 // on a synthetic cluster, in a network namespace it creates and removes:
 //
-//	syncbench [-services 10000] [-endpoints 10] [-runs 5] [-cpuprofile FILE]
+//	syncbench [-services 10000] [-endpoints 10] [-runs 5] [-cpuprofile FILE] [-memprofile FILE]
 //
 // It prints the median of -runs for: a full compile, the first Sync into an
 // empty namespace, a read of the tables back from the kernel, and a Sync
-// after one endpoint of one Service changed (compile, diff and commit).
+// after one endpoint of one Service changed (compile, diff and commit); and
+// for the first Sync and the Read, the peak resident memory while each ran,
+// the live heap after it, and the CPU time it took.
 // It needs root; it never touches the host's own namespace.
 package main
 
@@ -33,6 +35,7 @@ func main() {
 	endpoints := flag.Int("endpoints", 10, "endpoints per Service")
 	runs := flag.Int("runs", 5, "runs per figure; the median is printed")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the first run's first Sync and one-endpoint syncs to FILE")
+	flag.StringVar(&memprofile, "memprofile", "", "write the first run's heap profile (allocs), taken after its first Sync, to FILE")
 	flag.Parse()
 	if err := run(*services, *endpoints, *runs, *cpuprofile); err != nil {
 		fmt.Fprintln(os.Stderr, "syncbench:", err)
@@ -44,7 +47,11 @@ func main() {
 type figures struct {
 	compile, first, read, one time.Duration
 	firstOps, oneOps          int
+	firstMem, readMem         memory
 }
+
+// memprofile is the -memprofile file; cleared once written.
+var memprofile string
 
 func run(services, endpoints, runs int, cpuprofile string) error {
 	var all []figures
@@ -62,6 +69,9 @@ func run(services, endpoints, runs int, cpuprofile string) error {
 	fmt.Printf("| first Sync, empty namespace | %v | %d |\n", median(all, func(f figures) time.Duration { return f.first }), all[0].firstOps)
 	fmt.Printf("| kernel Read of the tables | %v | |\n", median(all, func(f figures) time.Duration { return f.read }))
 	fmt.Printf("| Sync after one endpoint changed | %v | %d |\n", median(all, func(f figures) time.Duration { return f.one }), all[0].oneOps)
+	fmt.Println("\n| phase | peak RSS | live heap after | CPU user | CPU sys |\n|---|---|---|---|---|")
+	printMemory("first Sync", all, func(f figures) memory { return f.firstMem })
+	printMemory("kernel Read", all, func(f figures) memory { return f.readMem })
 	return nil
 }
 
@@ -72,6 +82,24 @@ func median(all []figures, get func(figures) time.Duration) time.Duration {
 	}
 	slices.Sort(ds)
 	return ds[len(ds)/2].Round(100 * time.Microsecond)
+}
+
+// printMemory prints the medians of one phase's memory figures.
+func printMemory(phase string, all []figures, get func(figures) memory) {
+	med := func(v func(memory) uint64) uint64 {
+		xs := make([]uint64, len(all))
+		for i, f := range all {
+			xs[i] = v(get(f))
+		}
+		slices.Sort(xs)
+		return xs[len(xs)/2]
+	}
+	cpu := func(v func(memory) time.Duration) time.Duration {
+		return median(all, func(f figures) time.Duration { return v(get(f)) })
+	}
+	fmt.Printf("| %s | %s | %s | %v | %v |\n", phase,
+		mib(med(func(m memory) uint64 { return m.peakRSS })), mib(med(func(m memory) uint64 { return m.liveHeap })),
+		cpu(func(m memory) time.Duration { return m.user }), cpu(func(m memory) time.Duration { return m.sys }))
 }
 
 func runOnce(services, endpoints int, cpuprofile string) (figures, error) {
@@ -109,11 +137,25 @@ func measure(k *kernel.Kernel, services, endpoints int, cpuprofile string) (figu
 		}
 		defer stop()
 	}
-	if f.first = timed(func() { res, err = d.Sync(in) }); err != nil {
+	f.firstMem, err = measureMemory(func() (err error) {
+		f.first = timed(func() { res, err = d.Sync(in) })
+		return err
+	})
+	if err != nil {
 		return f, fmt.Errorf("first sync: %w", err)
 	}
 	f.firstOps = res.Ops
-	if f.read = timed(func() { _, err = k.Read() }); err != nil {
+	if memprofile != "" {
+		if err := writeHeapProfile(memprofile); err != nil {
+			return f, err
+		}
+		memprofile = ""
+	}
+	f.readMem, err = measureMemory(func() (err error) {
+		f.read = timed(func() { _, err = k.Read() })
+		return err
+	})
+	if err != nil {
 		return f, fmt.Errorf("read: %w", err)
 	}
 	// One endpoint of one Service moves, several times; the last counts.

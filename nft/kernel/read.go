@@ -59,12 +59,11 @@ func (k *Kernel) readSets(t *nft.Table, kt *nftables.Table) error {
 			t.Sets = append(t.Sets, s)
 			continue
 		}
-		elems, err := k.readElements(ks)
+		err := k.readElements(ks, func(e nftables.SetElement) {
+			s.Elements = append(s.Elements, decodeElement(s, e))
+		})
 		if err != nil {
 			return fmt.Errorf("list elements of %s: %w", ks.Name, err)
-		}
-		for _, e := range elems {
-			s.Elements = append(s.Elements, decodeElement(s, e))
 		}
 		s.SortElements()
 		t.Sets = append(t.Sets, s)
