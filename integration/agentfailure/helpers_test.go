@@ -94,7 +94,8 @@ func apiServerProcess(t *testing.T, ns *lab.NS) (int, []string) {
 	for _, f := range strings.Fields(string(out)) {
 		pid, _ := strconv.Atoi(f)
 		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-		if strings.TrimSpace(string(comm)) != "kube-apiserver" {
+		// comm is the executable's name cut to 15 bytes.
+		if !strings.HasPrefix(strings.TrimSpace(string(comm)), "kube-apiserver") {
 			continue
 		}
 		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
@@ -107,10 +108,12 @@ func apiServerProcess(t *testing.T, ns *lab.NS) (int, []string) {
 	return 0, nil
 }
 
-// stopProcess sends SIGTERM to pid and waits until it is gone.
-func stopProcess(t *testing.T, pid int) {
+// killProcess kills pid with SIGKILL, as a crash or a lost machine would
+// stop it (a SIGTERM'd kube-apiserver drains its watches for a long
+// while), and waits until it is gone.
+func killProcess(t *testing.T, pid int) {
 	t.Helper()
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
@@ -121,7 +124,7 @@ func stopProcess(t *testing.T, pid int) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("pid %d still running 30 s after SIGTERM", pid)
+	t.Fatalf("pid %d still there 30 s after SIGKILL", pid)
 }
 
 // zombie reads the state field of /proc/PID/stat.
