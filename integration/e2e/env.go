@@ -114,7 +114,20 @@ func (e *Env) StartProxy(t testing.TB, extra ...string) *lab.Process {
 	}
 	_ = log.Close()
 	args := append(append([]string{bin}, e.ProxyArgs()...), extra...)
-	return e.Lab.Node.StartLogged(t, "nftproxy", log.Name(), args...)
+	p := e.Lab.Node.StartLogged(t, "nftproxy", log.Name(), args...)
+	go reportExit(t, p)
+	return p
+}
+
+// reportExit fails the test when p exits before anyone stopped it (a bad
+// flag, a crash), so that Eventually gives up at once instead of polling a
+// proxy that is gone. t.Errorf is safe from another goroutine; cleanup
+// stops p before the test ends, so this never reports after it.
+func reportExit(t testing.TB, p *lab.Process) {
+	<-p.Done()
+	if !p.Stopped() {
+		t.Errorf("%v", p.Failure())
+	}
 }
 
 var binary struct {

@@ -20,7 +20,8 @@ const pollInterval = 200 * time.Millisecond
 const RequestTimeout = 2 * time.Second
 
 // Eventually calls check until it returns nil, failing the test with the
-// last error after PollTimeout.
+// last error after PollTimeout, or at once when the test has failed
+// meanwhile (e.g. nftproxy exited).
 func Eventually(t testing.TB, what string, check func() error) {
 	t.Helper()
 	deadline := time.Now().Add(PollTimeout)
@@ -28,6 +29,9 @@ func Eventually(t testing.TB, what string, check func() error) {
 		err := check()
 		if err == nil {
 			return
+		}
+		if t.Failed() {
+			t.Fatalf("%s: gave up, the test failed meanwhile: %v", what, err)
 		}
 		if !time.Now().Before(deadline) {
 			t.Fatalf("%s: not true after %v: %v", what, PollTimeout, err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -21,11 +22,12 @@ const logTail = 30
 // Process is a long-running program inside a namespace, started by
 // NS.StartLogged, its output in a file.
 type Process struct {
-	Name string
-	Log  string // the path of its combined output
-	Cmd  *exec.Cmd
-	done chan struct{} // closed when the process has exited
-	err  error         // the exit status, once done is closed
+	Name    string
+	Log     string // the path of its combined output
+	Cmd     *exec.Cmd
+	done    chan struct{} // closed when the process has exited
+	err     error         // the exit status, once done is closed
+	stopped atomic.Bool   // Stop was called
 }
 
 // StartLogged runs args inside ns with "ip netns exec", its output to the
@@ -72,6 +74,7 @@ func (p *Process) Exited() (bool, error) {
 // Stop sends SIGTERM and, after stopTimeout, SIGKILL, waits for the exit
 // and returns its status. It is safe to call more than once.
 func (p *Process) Stop() error {
+	p.stopped.Store(true)
 	_ = p.Cmd.Process.Signal(syscall.SIGTERM) // by its own pid; it may have exited
 	select {
 	case <-p.done:
@@ -81,6 +84,12 @@ func (p *Process) Stop() error {
 	}
 	return p.err
 }
+
+// Done is closed when the process has exited.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Stopped reports whether Stop was called: an exit after it is expected.
+func (p *Process) Stopped() bool { return p.stopped.Load() }
 
 // Wait waits at most timeout for the process to exit and returns its
 // status; an error wrapping os.ErrDeadlineExceeded when it did not exit.
