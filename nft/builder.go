@@ -1,5 +1,7 @@
 package nft
 
+import "slices"
+
 // unit is the compiled output of one Service: what it adds to each
 // family's table. Units are immutable once built.
 type unit struct {
@@ -40,6 +42,23 @@ type claim struct {
 func newBuilder(f Family) *builder {
 	return &builder{family: f, sets: setDefs[familyIndex(f)]}
 }
+
+// trim returns b for a unit to keep: its slices cut to their length (a
+// Compiled keeps one unit per Service, 10,000 and more, for as long as the
+// Service lives), or the family's shared empty builder when b holds
+// nothing (the other family of a single-stack Service).
+func (b *builder) trim(fi int) *builder {
+	if len(b.chains) == 0 && len(b.claims) == 0 {
+		return emptyBuilders[fi]
+	}
+	b.chains = slices.Clone(b.chains)
+	b.claims = slices.Clone(b.claims)
+	return b
+}
+
+// emptyBuilders are what a Service adds to a family it has no address of;
+// shared by every such unit, and never changed (units are immutable).
+var emptyBuilders = [2]*builder{newBuilder(IPv4), newBuilder(IPv6)}
 
 // setDefs are each family's set definitions, without elements.
 var setDefs = func() [2]map[string]*Set {

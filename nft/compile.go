@@ -3,6 +3,7 @@ package nft
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 
 	"github.com/nftproxy/nftproxy/proxy/model"
@@ -99,10 +100,10 @@ func (c *compiler) compileService(svc *model.Service) *unit {
 	for i, f := range Families {
 		b := newBuilder(f)
 		c.service(b, svc)
-		u.families[i] = b
+		u.families[i] = b.trim(i)
 		u.uses[i] = len(addrsOf(svc.ClusterIPs, f)) > 0
 	}
-	u.problems = c.problems
+	u.problems = slices.Clone(c.problems) // exact size: units live long
 	return u
 }
 

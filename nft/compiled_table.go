@@ -28,7 +28,7 @@ func (c *Compiled) table(fi int) *Table {
 	}
 	for _, se := range fs.shared {
 		if se.count > 0 {
-			byName[se.set].Elements = append(byName[se.set].Elements, se.elem)
+			byName[se.claim.set].Elements = append(byName[se.claim.set].Elements, se.claim.elem)
 		}
 	}
 	for _, ct := range fs.contests {

@@ -169,11 +169,12 @@ func (fs *familyState) settleOwned(keys map[string]bool, prev map[string]*claim,
 func (fs *familyState) settleShared(keys map[string]bool, prev map[string]int, before, after *Table) {
 	for _, key := range sortedKeys(keys) {
 		se := fs.shared[key]
+		set, elem := se.claim.set, se.claim.elem
 		if prev[key] > 0 {
-			before.Set(se.set).Elements = append(before.Set(se.set).Elements, se.elem)
+			before.Set(set).Elements = append(before.Set(set).Elements, elem)
 		}
 		if se.count > 0 {
-			after.Set(se.set).Elements = append(after.Set(se.set).Elements, se.elem)
+			after.Set(set).Elements = append(after.Set(set).Elements, elem)
 		} else {
 			delete(fs.shared, key)
 		}
