@@ -4,6 +4,7 @@ package agentfailure
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,12 +24,18 @@ const (
 	killNew = 1700
 )
 
-// killDelays are when each agent is killed after it starts: spread over
-// its start-up (informers listing, first compile, first commit).
-var killDelays = []time.Duration{300 * time.Millisecond, 700 * time.Millisecond, 1200 * time.Millisecond, 2 * time.Second, 3 * time.Second}
+// Kill delays after an agent starts: coarseKills spread over
+// coarseSpan find where the outcome flips from the old ruleset to the new
+// one (the first commit), then fineKills bisect that interval, so that
+// kills land while the agent commits.
+const (
+	coarseKills = 6
+	coarseSpan  = 1500 * time.Millisecond
+	fineKills   = 6
+)
 
-// TestKillAgentDuringSync kills nftproxy with SIGKILL at several points of
-// its first sync, each time starting from the same old ruleset: the kernel
+// TestKillAgentDuringSync kills nftproxy with SIGKILL at points around its
+// first commit, each time starting from the same old ruleset: the kernel
 // must hold exactly the old or exactly the new ruleset afterwards, never a
 // mix, and an agent left to run converges on the new one.
 func TestKillAgentDuringSync(t *testing.T) {
@@ -47,34 +54,67 @@ func TestKillAgentDuringSync(t *testing.T) {
 	old := read(t, k)
 	createServices(t, env, killOld, killOld+killNew)
 
-	var states []nft.Ruleset
-	for _, d := range killDelays {
+	type outcome struct {
+		delay time.Duration
+		state nft.Ruleset
+	}
+	var outcomes []outcome
+	kill := func(d time.Duration) bool {
 		restore(t, k, old)
-		agent := startAgent(t, env)
+		agent := startUnwatched(t, env)
 		time.Sleep(d)
-		if err := agent.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatalf("kill after %v: %v", d, err)
-		}
+		_ = agent.Cmd.Process.Signal(syscall.SIGKILL)
 		_ = agent.Wait(30 * time.Second)
-		states = append(states, read(t, k))
+		st := read(t, k)
+		outcomes = append(outcomes, outcome{d, st})
+		return nft.Diff(st, old).Empty()
+	}
+	lo, hi := time.Duration(0), coarseSpan
+	for i := range coarseKills {
+		d := coarseSpan * time.Duration(i) / time.Duration(coarseKills-1)
+		if kill(d) {
+			lo = max(lo, d)
+		} else {
+			hi = min(hi, d)
+		}
+	}
+	for range fineKills {
+		if mid := (lo + hi) / 2; kill(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
 	}
 	last := startAgent(t, env)
 	e2e.Eventually(t, "an agent left to run programs every Service", servicesProgrammed(env.Lab, killOld+killNew))
 	converged := read(t, k)
-	for i, st := range states {
+	counts := map[string]int{}
+	for _, o := range outcomes {
 		switch {
-		case nft.Diff(st, old).Empty():
-			t.Logf("killed after %v: the kernel held the old ruleset", killDelays[i])
-		case nft.Diff(st, converged).Empty():
-			t.Logf("killed after %v: the kernel held the new ruleset", killDelays[i])
+		case nft.Diff(o.state, old).Empty():
+			counts["old"]++
+			t.Logf("killed after %v: the kernel held the old ruleset", o.delay)
+		case nft.Diff(o.state, converged).Empty():
+			counts["new"]++
+			t.Logf("killed after %v: the kernel held the new ruleset", o.delay)
 		default:
-			t.Errorf("killed after %v: the kernel held neither the old nor the new ruleset; from old:\n%s",
-				killDelays[i], firstLines(nft.Diff(old, st).Text(), 20))
+			t.Errorf("killed after %v: the kernel held neither the old nor the new ruleset; from old (%+v):\n%s\nto new (%+v):\n%s",
+				o.delay, nft.Diff(old, o.state).Stats(), firstLines(nft.Diff(old, o.state).Text(), 10),
+				nft.Diff(o.state, converged).Stats(), firstLines(nft.Diff(o.state, converged).Text(), 30))
 		}
 	}
+	t.Logf("%d kills: %v; the outcome flips between %v and %v after start", len(outcomes), counts, lo, hi)
 	if done, _ := last.Exited(); done {
 		t.Fatal(last.Failure())
 	}
+}
+
+// startUnwatched starts an agent like e2e's StartProxy, but without its
+// report of an unexpected exit: these agents are meant to be killed.
+func startUnwatched(t *testing.T, env *e2e.Env) *lab.Process {
+	t.Helper()
+	args := append([]string{e2e.Binary(t)}, env.ProxyArgs()...)
+	return env.Lab.Node.StartLogged(t, "nftproxy (to be killed)", filepath.Join(t.TempDir(), "nftproxy.log"), args...)
 }
 
 // createServices creates Services kill-i for i in [from, to), each with one
