@@ -35,8 +35,20 @@ type claim struct {
 	set   string
 	owner string
 	field string // what the owner claims it with, for the Problem
-	key   string // claimKey(set, elem)
-	elem  Element
+	// key is packKey(set, the element's key): what the claim is
+	// exclusive over, and where element() reads the key back from.
+	key     string
+	verdict Verdict
+	data    string // packValues(the element's Data)
+}
+
+// element returns the element cl asks for.
+func (cl *claim) element() Element {
+	return Element{Key: unpackKey(cl.set, cl.key), Verdict: cl.verdict, Data: unpackValues(cl.data)}
+}
+
+func newClaim(set, owner, field, key string, e Element) claim {
+	return claim{set: set, owner: owner, field: field, key: key, verdict: e.Verdict, data: packValues(e.Data)}
 }
 
 func newBuilder(f Family) *builder {
@@ -75,29 +87,27 @@ var setDefs = func() [2]map[string]*Set {
 // addElement adds e to the named set as shared content: elements several
 // Services may add alike (a ClusterIP, a hairpin pair).
 func (b *builder) addElement(set string, e Element) {
-	b.claims = append(b.claims, claim{set: set, key: claimKey(set, b.sets[set], e.Key), elem: e})
+	b.claims = append(b.claims, newClaim(set, "", "", claimKey(set, e.Key), e))
 }
 
 // claimElement asks for e in the named set on behalf of owner, naming the
 // field that asks for it. It returns the claim's index. A key the same
 // owner already claimed is not claimed twice: the first claim stands.
 func (b *builder) claimElement(set, owner, field string, e Element) int {
-	key := claimKey(set, b.sets[set], e.Key)
+	key := claimKey(set, e.Key)
 	for i, c := range b.claims {
 		if c.key == key && c.owner == owner {
 			return i
 		}
 	}
-	b.claims = append(b.claims, claim{set: set, owner: owner, field: field, key: key, elem: e})
+	b.claims = append(b.claims, newClaim(set, owner, field, key, e))
 	return len(b.claims) - 1
 }
 
 // claimKey identifies what a claim is exclusive over. A Service IP and
 // port is claimed once whether it has endpoints (service-ips) or not
 // (no-endpoint-services), and likewise a NodePort.
-func claimKey(set string, s *Set, key []Value) string {
-	return keySpace(set) + " " + s.KeyText(key)
-}
+func claimKey(set string, key []Value) string { return packKey(set, key) }
 
 // keySpace names the address space a set's keys live in.
 func keySpace(set string) string {

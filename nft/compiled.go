@@ -253,7 +253,7 @@ func (c *Compiled) unitProblems(u *unit) []Problem {
 		if w == nil || w.owner == u.key {
 			continue
 		}
-		p.Detail = fmt.Sprintf("%s is already used by Service %s", setDefs[fi][cl.set].KeyText(cl.elem.Key), w.owner)
+		p.Detail = fmt.Sprintf("%s is already used by Service %s", setDefs[fi][cl.set].KeyText(unpackKey(cl.set, cl.key)), w.owner)
 		out = append(out, p.Problem)
 	}
 	return out

@@ -28,12 +28,12 @@ func (c *Compiled) table(fi int) *Table {
 	}
 	for _, se := range fs.shared {
 		if se.count > 0 {
-			byName[se.claim.set].Elements = append(byName[se.claim.set].Elements, se.claim.elem)
+			byName[se.claim.set].Elements = append(byName[se.claim.set].Elements, se.claim.element())
 		}
 	}
 	for _, ct := range fs.contests {
 		if w := ct.winner; w != nil {
-			byName[w.set].Elements = append(byName[w.set].Elements, w.elem)
+			byName[w.set].Elements = append(byName[w.set].Elements, w.element())
 		}
 	}
 	var chains []*Chain

@@ -1,7 +1,6 @@
 package nft
 
 import (
-	"slices"
 	"sort"
 
 	"github.com/nftproxy/nftproxy/proxy/model"
@@ -156,10 +155,10 @@ func (fs *familyState) settleOwned(keys map[string]bool, prev map[string]*claim,
 			continue
 		}
 		if was != nil {
-			before.Set(was.set).Elements = append(before.Set(was.set).Elements, was.elem)
+			before.Set(was.set).Elements = append(before.Set(was.set).Elements, was.element())
 		}
 		if now != nil {
-			after.Set(now.set).Elements = append(after.Set(now.set).Elements, now.elem)
+			after.Set(now.set).Elements = append(after.Set(now.set).Elements, now.element())
 		}
 	}
 }
@@ -169,7 +168,7 @@ func (fs *familyState) settleOwned(keys map[string]bool, prev map[string]*claim,
 func (fs *familyState) settleShared(keys map[string]bool, prev map[string]int, before, after *Table) {
 	for _, key := range sortedKeys(keys) {
 		se := fs.shared[key]
-		set, elem := se.claim.set, se.claim.elem
+		set, elem := se.claim.set, se.claim.element()
 		if prev[key] > 0 {
 			before.Set(set).Elements = append(before.Set(set).Elements, elem)
 		}
@@ -186,8 +185,7 @@ func sameClaim(a, b *claim) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.set == b.set && a.elem.Verdict == b.elem.Verdict &&
-		slices.Equal(a.elem.Key, b.elem.Key) && slices.Equal(a.elem.Data, b.elem.Data)
+	return a.set == b.set && a.key == b.key && a.verdict == b.verdict && a.data == b.data
 }
 
 func sortedKeys(m map[string]bool) []string {

@@ -1,0 +1,118 @@
+package nft
+
+import (
+	"encoding/binary"
+	"net/netip"
+)
+
+// Claims are kept packed: a Compiled holds one claim per element a Service
+// asks for (at 10,000 Services x 10 endpoints, 30,000 to 120,000 of them)
+// for as long as the Service lives, and an unpacked Element costs 64 bytes
+// per key part (a Value holds an address and a prefix) where a packed one
+// costs 3 to 17. A claim's key is its key space and its packed key, so the
+// key is both what claims are compared by and where the element's key is
+// read back from.
+
+// Flags of one packed Value: which of its fields follow.
+const (
+	packAddr4 = 1 << iota
+	packAddr6
+	packNum
+	packPrefix4
+	packPrefix6
+)
+
+// packKey returns the claim key of an element of set with key parts key.
+func packKey(set string, key []Value) string {
+	b := append([]byte(keySpace(set)), 0)
+	return string(appendValues(b, key))
+}
+
+// unpackKey returns the key parts packed in a claim key of set.
+func unpackKey(set, key string) []Value {
+	return unpackValues(key[len(keySpace(set))+1:])
+}
+
+func packValues(vs []Value) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	return string(appendValues(nil, vs))
+}
+
+// appendValues packs each value as a flag byte and the fields it names.
+// An address's zone is not kept: Service and endpoint addresses have none.
+func appendValues(b []byte, vs []Value) []byte {
+	for _, v := range vs {
+		flags := byte(0)
+		switch {
+		case v.Addr.Is4():
+			flags |= packAddr4
+		case v.Addr.Is6():
+			flags |= packAddr6
+		}
+		if v.Num != 0 {
+			flags |= packNum
+		}
+		switch {
+		case v.Prefix.IsValid() && v.Prefix.Addr().Is4():
+			flags |= packPrefix4
+		case v.Prefix.IsValid():
+			flags |= packPrefix6
+		}
+		b = append(b, flags)
+		if v.Addr.IsValid() {
+			b = appendAddr(b, v.Addr)
+		}
+		if v.Num != 0 {
+			b = binary.BigEndian.AppendUint16(b, v.Num)
+		}
+		if v.Prefix.IsValid() {
+			b = appendAddr(b, v.Prefix.Addr())
+			b = append(b, byte(v.Prefix.Bits()))
+		}
+	}
+	return b
+}
+
+func appendAddr(b []byte, a netip.Addr) []byte {
+	if a.Is4() {
+		a4 := a.As4()
+		return append(b, a4[:]...)
+	}
+	a16 := a.As16()
+	return append(b, a16[:]...)
+}
+
+func unpackValues(s string) []Value {
+	if s == "" {
+		return nil
+	}
+	var out []Value
+	for len(s) > 0 {
+		var v Value
+		flags := s[0]
+		s = s[1:]
+		v.Addr, s = unpackAddr(s, flags&packAddr4 != 0, flags&packAddr6 != 0)
+		if flags&packNum != 0 {
+			v.Num, s = uint16(s[0])<<8|uint16(s[1]), s[2:]
+		}
+		if flags&(packPrefix4|packPrefix6) != 0 {
+			var a netip.Addr
+			a, s = unpackAddr(s, flags&packPrefix4 != 0, flags&packPrefix6 != 0)
+			v.Prefix, s = netip.PrefixFrom(a, int(s[0])), s[1:]
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func unpackAddr(s string, is4, is6 bool) (netip.Addr, string) {
+	switch {
+	case is4:
+		return netip.AddrFrom4([4]byte([]byte(s[:4]))), s[4:]
+	case is6:
+		return netip.AddrFrom16([16]byte([]byte(s[:16]))), s[16:]
+	}
+	return netip.Addr{}, s
+}
