@@ -56,7 +56,7 @@ func (k *Kernel) enqueueOp(op nft.Op) error {
 	case nft.DeleteChain:
 		k.batch.DelChain(&nftables.Chain{Table: t, Name: op.Name})
 	case nft.AddRule:
-		return k.addRule(t, op)
+		return k.addRule(op)
 	case nft.AddElements:
 		return k.batch.SetAddElements(newSet(t, op.Set), encodeElements(op.Set, op.Elements))
 	case nft.DeleteElements:
@@ -67,15 +67,11 @@ func (k *Kernel) enqueueOp(op nft.Op) error {
 	return nil
 }
 
-func (k *Kernel) addRule(t *nftables.Table, op nft.Op) error {
-	exprs, ud, err := encodeRule(op.Family, *op.Rule)
-	if err != nil {
-		return err
-	}
+func (k *Kernel) addRule(op nft.Op) error {
 	if err := k.drain(); err != nil { // what google/nftables holds goes first: plan order
 		return err
 	}
-	return k.out.rule(byte(t.Family), t.Name, op.Name, exprs, ud)
+	return k.out.rule(op.Family, op.Name, *op.Rule)
 }
 
 func newSet(t *nftables.Table, s *nft.Set) *nftables.Set {

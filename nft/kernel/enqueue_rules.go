@@ -51,12 +51,7 @@ func (k *Kernel) addRules(ops []nft.Op, first int) error {
 // the plan, for errors.
 func (w *batchWriter) rules(ops []nft.Op, first int) error {
 	for i, op := range ops {
-		t := tableOf(op.Family)
-		exprs, ud, err := encodeRule(op.Family, *op.Rule)
-		if err == nil {
-			err = w.rule(byte(t.Family), t.Name, op.Name, exprs, ud)
-		}
-		if err != nil {
+		if err := w.rule(op.Family, op.Name, *op.Rule); err != nil {
 			return &nft.OpError{Index: first + i, Op: op, Err: err}
 		}
 	}

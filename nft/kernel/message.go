@@ -4,8 +4,10 @@ import (
 	"encoding/binary"
 
 	"github.com/google/nftables/binaryutil"
-	"github.com/google/nftables/expr"
+	"github.com/google/nftables/userdata"
 	"golang.org/x/sys/unix"
+
+	"github.com/nftproxy/nftproxy/nft"
 )
 
 // chunkSize is the size of the buffers a batch is written into: large
@@ -27,10 +29,11 @@ type batchWriter struct {
 	chunks  [][]byte
 	count   int    // messages written
 	scratch []byte // one message being built
+	stmts   map[stmtKey][]byte
 }
 
 func (w *batchWriter) reset() {
-	w.chunks, w.count = nil, 0
+	w.chunks, w.count, w.stmts = nil, 0, nil
 }
 
 // message appends one netlink message; its sequence number is filled in by
@@ -42,28 +45,28 @@ func (w *batchWriter) message(typ, flags uint16, data []byte) {
 	w.add(b)
 }
 
-// rule appends an NFT_MSG_NEWRULE message that appends a rule to chain, as
+// rule appends an NFT_MSG_NEWRULE message that appends r to chain, as
 // google/nftables would write it but without NLM_F_ECHO and without a rule
 // ID (nothing refers to our rules by ID).
-func (w *batchWriter) rule(family byte, table, chain string, exprs []expr.Any, userData []byte) error {
+func (w *batchWriter) rule(f nft.Family, chain string, r nft.Rule) error {
+	t := tableOf(f)
 	b := w.scratch[:0]
 	b = appendHeader(b, newRuleType, newRuleFlags)
-	b = append(b, family, unix.NFNETLINK_V0, 0, 0) // struct nfgenmsg
-	b = appendString(b, unix.NFTA_RULE_TABLE, table)
+	b = append(b, byte(t.Family), unix.NFNETLINK_V0, 0, 0) // struct nfgenmsg
+	b = appendString(b, unix.NFTA_RULE_TABLE, t.Name)
 	b = appendString(b, unix.NFTA_RULE_CHAIN, chain)
 	list := len(b)
 	b = appendAttr(b, unix.NLA_F_NESTED|unix.NFTA_RULE_EXPRESSIONS, nil)
-	for _, e := range exprs {
-		data, err := expr.Marshal(family, e)
-		if err != nil {
+	for _, s := range r.Stmts {
+		var err error
+		if b, err = w.appendStmt(b, f, s); err != nil {
 			w.scratch = b
 			return err
 		}
-		b = appendAttr(b, unix.NLA_F_NESTED|unix.NFTA_LIST_ELEM, data)
 	}
 	binary.NativeEndian.PutUint16(b[list:], uint16(len(b)-list))
-	if userData != nil {
-		b = appendAttr(b, unix.NFTA_RULE_USERDATA, userData)
+	if r.Comment != "" {
+		b = appendAttr(b, unix.NFTA_RULE_USERDATA, userdata.AppendString(nil, userdata.TypeComment, r.Comment))
 	}
 	w.add(b)
 	return nil

@@ -3,33 +3,69 @@ package kernel
 import (
 	"bytes"
 	"encoding/binary"
+	"net/netip"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/nftables"
-	"github.com/google/nftables/expr"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/nftproxy/nftproxy/nft"
 )
 
-// Our rule messages must say what google/nftables' say, less the echo
-// flag and the rule ID: same header type, same table, chain, expressions
-// and user data, byte for byte.
+// Our rule messages must say what google/nftables makes of encodeRule's
+// expressions, less the echo flag and the rule ID: same header type, same
+// table, chain, expressions and user data, byte for byte. The rule is
+// written twice, since the second time its repeated statements come from
+// the writer's cache.
 func TestRuleMessageMatchesGoogleNftables(t *testing.T) {
-	tbl := &nftables.Table{Name: "kube-proxy", Family: nftables.TableFamilyIPv4}
-	exprs := []expr.Any{
-		&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{unix.IPPROTO_TCP}},
-		&expr.Verdict{Kind: expr.VerdictGoto, Chain: "service-ns/web/tcp/http"},
+	rule := nft.Rule{Comment: "hi", Stmts: []nft.Stmt{
+		nft.MatchNew{},
+		nft.Random{Mod: 3, Below: 1},
+		nft.DNAT{Proto: unix.IPPROTO_TCP, Addr: netip.MustParseAddr("10.180.0.1"), Port: 8080},
+		nft.GotoChain("service-ns/web/tcp/http"),
+	}}
+	for _, f := range []nft.Family{nft.IPv4, nft.IPv6} {
+		if f == nft.IPv6 {
+			rule.Stmts[2] = nft.DNAT{Proto: unix.IPPROTO_TCP, Addr: netip.MustParseAddr("fd00::1"), Port: 8080}
+		}
+		want := googleRule(t, f, "services", rule)
+		var w batchWriter
+		for range 2 {
+			if err := w.rule(f, "services", rule); err != nil {
+				t.Fatal(err)
+			}
+		}
+		bufs, _ := w.seal(0, 1)
+		for _, got := range parseBatch(t, bytes.Join(bufs, nil))[1:3] {
+			if got.Header.Type != want.Header.Type {
+				t.Errorf("%s: type %v, want %v", f, got.Header.Type, want.Header.Type)
+			}
+			if wantFlags := want.Header.Flags &^ netlink.Echo; got.Header.Flags != wantFlags {
+				t.Errorf("%s: flags %v, want %v", f, got.Header.Flags, wantFlags)
+			}
+			if diff := cmp.Diff(attrsWithout(t, want.Data, unix.NFTA_RULE_ID), attrsWithout(t, got.Data, unix.NFTA_RULE_ID)); diff != "" {
+				t.Errorf("%s: attributes (-google +ours):\n%s", f, diff)
+			}
+		}
 	}
-	ud := []byte{0, 3, 'h', 'i', 0}
+}
 
+// googleRule is the message google/nftables' AddRule sends for r.
+func googleRule(t *testing.T, f nft.Family, chain string, r nft.Rule) netlink.Message {
+	t.Helper()
+	exprs, ud, err := encodeRule(f, r)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var c capture
 	conn, err := newMarshaller(&c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn.AddRule(&nftables.Rule{Table: tbl, Chain: &nftables.Chain{Name: "services", Table: tbl}, Exprs: exprs, UserData: ud})
+	tbl := tableOf(f)
+	conn.AddRule(&nftables.Rule{Table: tbl, Chain: &nftables.Chain{Name: chain, Table: tbl}, Exprs: exprs, UserData: ud})
 	if err := conn.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -37,24 +73,7 @@ func TestRuleMessageMatchesGoogleNftables(t *testing.T) {
 	if len(msgs) != 3 {
 		t.Fatalf("google/nftables sent %d messages, want begin, rule, end", len(msgs))
 	}
-	want := msgs[1]
-
-	var w batchWriter
-	if err := w.rule(byte(tbl.Family), tbl.Name, "services", exprs, ud); err != nil {
-		t.Fatal(err)
-	}
-	bufs, _ := w.seal(0, 1)
-	got := parseBatch(t, bytes.Join(bufs, nil))[1]
-
-	if got.Header.Type != want.Header.Type {
-		t.Errorf("type %v, want %v", got.Header.Type, want.Header.Type)
-	}
-	if wantFlags := want.Header.Flags &^ netlink.Echo; got.Header.Flags != wantFlags {
-		t.Errorf("flags %v, want %v", got.Header.Flags, wantFlags)
-	}
-	if diff := cmp.Diff(attrsWithout(t, want.Data, unix.NFTA_RULE_ID), attrsWithout(t, got.Data, unix.NFTA_RULE_ID)); diff != "" {
-		t.Errorf("attributes (-google +ours):\n%s", diff)
-	}
+	return msgs[1]
 }
 
 // A sealed batch is begin, the messages in order, end: numbered from the
