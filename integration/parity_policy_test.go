@@ -3,7 +3,10 @@
 package integration
 
 import (
+	"encoding/hex"
+	"net/netip"
 	"os"
+	"regexp"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,16 +22,17 @@ import (
 // TestParityPolicies extends TestParity to the goldens of the traffic
 // policies, session affinity, source ranges and topology: what we commit
 // over netlink lists as our text, and loads with nft -f to the same
-// listing. The IPv6 affinity rules are only listed: nft 1.0.6 cannot load
-// them from text (its register allocation overflows for a 40-byte key with
-// 20 bytes of data, see nft/kernel/encode_affinity.go), although the kernel
-// takes them and nft prints them.
+// listing. Session affinity is only listed: nft 1.0.6 cannot load its
+// lookups from text (it evaluates a concatenated key with a constant part,
+// `... . th dport . 10.244.1.9 @affinity`, before it knows the set's type:
+// "Can't parse symbolic invalid expressions"), although the kernel takes
+// them over netlink and nft prints them (see untypedAddrs).
 func TestParityPolicies(t *testing.T) {
 	for _, name := range []string{"etp-local", "itp-local", "affinity", "source-ranges", "topology"} {
 		t.Run(name, func(t *testing.T) {
 			rs := compileGolden(t, filepath.Join("..", "nft", "testdata", name+".txtar"))
 			listed := assertListing(t, rs)
-			if strings.Contains(rs.Text(), "update @affinity { ip6") {
+			if strings.Contains(rs.Text(), " @affinity update @affinity {") {
 				return
 			}
 			b := lab.NewNS(t, "nft")
@@ -102,9 +106,32 @@ func assertListing(t *testing.T, rs nft.Ruleset) map[nft.Family]string {
 	for f, table := range rs {
 		list := nftIn(t, ns, "list", "table", string(f), nft.TableName)
 		out[f] = list
-		if diff := diffLines(normaliseElements(table.Text()), normaliseElements(list)); diff != "" {
+		if diff := diffLines(normaliseElements(table.Text()), normaliseElements(untypedAddrs(list))); diff != "" {
 			t.Errorf("table %s: (-compiled text +netlink listing):\n%s", f, diff)
 		}
 	}
 	return out
+}
+
+// untyped is how nft 1.0.6 prints a constant inside a lookup key, whose
+// type it does not take from the set: the endpoint address of a session
+// affinity lookup lists as `0xaf40109 [invalid type]` (10.244.1.9).
+var untyped = regexp.MustCompile(`0x([0-9a-f]+) \[invalid type\]`)
+
+// untypedAddrs rewrites those constants as the addresses they hold (4 or
+// 16 bytes), so that the comparison still checks every byte we encoded.
+func untypedAddrs(list string) string {
+	return untyped.ReplaceAllStringFunc(list, func(m string) string {
+		digits := untyped.FindStringSubmatch(m)[1]
+		width := 8
+		if len(digits) > 8 {
+			width = 32
+		}
+		b, err := hex.DecodeString(strings.Repeat("0", max(width-len(digits), 0)) + digits)
+		a, ok := netip.AddrFromSlice(b)
+		if err != nil || !ok {
+			return m
+		}
+		return a.String()
+	})
 }

@@ -1,62 +1,59 @@
 package nft
 
-import "net/netip"
-
-// Session affinity (sessionAffinity: ClientIP) keeps ONE dynamic map per
+// Session affinity (sessionAffinity: ClientIP) keeps ONE dynamic set per
 // family, `affinity`, filled from the packet path: client address, Service
-// address, protocol and port map to the endpoint the client was sent to,
-// with the Service's timeout. A dynamic set with the same keys,
-// `affinity-clients`, answers "is this client remembered" for the
-// per-Service chains, and one fixed chain, affinity-dnat, DNATs from the
-// map.
+// address, protocol, port and the endpoint address the client was sent to,
+// each element with the Service's timeout.
 //
-// Why two: the kernel (6.18) checks every new binding of a MAP against
-// every binding the map already has (nf_tables_bind_set), so a map looked
-// up from a rule in each of 5,000 Service chains costs time quadratic in
-// the number of rules: 21.5 s to load 10,000 Services half with affinity,
-// against 2.5 s without. Bindings of plain sets and of dynset updates are
-// not checked, so the per-Service rules only look up the set and update
-// both, and the map is looked up from affinity-dnat alone.
+// The chain of a Service with affinity starts with one rule per endpoint:
+// "is this client remembered with this endpoint": if so, refresh the
+// element and DNAT to it. Other clients go on to the random choice, whose
+// rules record the endpoint they pick. The memory is only ever read
+// through the rules of the Service's current endpoints, so an endpoint
+// that is removed can never be chosen from it again: its rule vanishes in
+// the same transaction that removes it, and its elements time out unread.
 //
-// The chain of a Service with affinity starts with a rule that, for a
-// remembered client, refreshes both elements and jumps to affinity-dnat;
-// other clients go on to the random choice, whose rules record it.
+// Why not a map from client to endpoint: nft 1.0.6 cannot compare a map's
+// value with the Service's endpoints, so a map needs a second transaction
+// to forget removed endpoints; and the kernel (6.18) checks every new
+// binding of a MAP against every binding it already has, which made a map
+// looked up from 5,000 Service chains load in quadratic time. Lookups and
+// updates of a plain set are not checked that way.
 //
-// nft 1.0.6 cannot compare a map's value with a constant, so a rule cannot
-// check that the remembered endpoint is still one of the Service's: the
-// agent deletes elements that point at endpoints that went away right
-// after the sync that removed them (proxy/conntrack's AffinityHook).
+// Cost: a new connection to an n-endpoint Service with affinity evaluates
+// up to n set lookups before the random choice (kube-proxy's nftables mode
+// does the same: one affinity set per endpoint, checked in turn).
+//
+// The key has five parts, not six with the endpoint port: nft packs the
+// type of a concatenation in 32 bits, 6 bits per part, so nft 1.0.6 lists
+// a sixth part wrongly. The address is enough: every rule that reads the
+// memory DNATs to a current endpoint of the Service.
 
-// affinityKeys is the key of the affinity map: who connects to what.
+// affinityKeys are the packet fields of an affinity element: who connects
+// to what; the endpoint address follows as a constant.
 var affinityKeys = []Field{Saddr, Daddr, L4Proto, Dport}
 
 // affinityFullComment explains the last rule of a chain with affinity:
-// when the map is full, recording fails and ends the picking rule, so the
+// when the set is full, recording fails and ends the picking rule, so the
 // connection still needs an endpoint.
-const affinityFullComment = "affinity map full"
+const affinityFullComment = "affinity set full"
 
-// affinityHit refreshes a remembered client's elements and DNATs to its
-// endpoint. The map update keeps the data of an element that exists; its
-// data only matters when there is none, and the map and the set are
-// updated together, so there is one.
-func affinityHit(f Family, seconds uint32) Rule {
-	none := []Value{{Addr: netip.IPv4Unspecified()}, {Num: 0}}
-	if f == IPv6 {
-		none[0].Addr = netip.IPv6Unspecified()
+// affinityRecall is one rule per endpoint: a client remembered with ep has
+// its element refreshed and goes to ep.
+func affinityRecall(proto uint8, seconds uint32, eps []endpoint) []Rule {
+	rules := make([]Rule, len(eps))
+	for i, ep := range eps {
+		consts := []Value{{Addr: ep.addr}}
+		rules[i] = Rule{Stmts: []Stmt{
+			InSetWith{Keys: affinityKeys, Consts: consts, Set: setAffinity},
+			UpdateSet{Set: setAffinity, Keys: affinityKeys, Consts: consts, Timeout: seconds},
+			dnatTo(proto, ep),
+		}}
 	}
-	return Rule{Stmts: []Stmt{
-		InSet{affinityKeys, setAffinityClients},
-		UpdateSet{Set: mapAffinity, Keys: affinityKeys, Timeout: seconds, Data: none},
-		UpdateSet{Set: setAffinityClients, Keys: affinityKeys, Timeout: seconds},
-		JumpTo(chainAffinityDNAT),
-	}}
+	return rules
 }
 
-// affinityRecord remembers that the client was sent to ep: the map first,
-// so that a full map leaves the set without the key as well.
-func affinityRecord(seconds uint32, ep endpoint) []Stmt {
-	return []Stmt{
-		UpdateSet{Set: mapAffinity, Keys: affinityKeys, Timeout: seconds, Data: []Value{{Addr: ep.addr}, {Num: ep.port}}},
-		UpdateSet{Set: setAffinityClients, Keys: affinityKeys, Timeout: seconds},
-	}
+// affinityRecord remembers that the client was sent to ep.
+func affinityRecord(seconds uint32, ep endpoint) Stmt {
+	return UpdateSet{Set: setAffinity, Keys: affinityKeys, Consts: []Value{{Addr: ep.addr}}, Timeout: seconds}
 }

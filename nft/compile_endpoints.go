@@ -97,12 +97,12 @@ const flatLimit = 32
 // endpointChains returns the chain called name that picks one of eps
 // uniformly, plus its bucket chains for a large Service. With session
 // affinity (affinity > 0 seconds) the chain first sends a client back to
-// the endpoint it chose before (see compile_affinity.go).
+// the endpoint it chose before, if that is still one of eps (see
+// compile_affinity.go).
 func endpointChains(name string, proto uint8, eps []endpoint, affinity uint32) []*Chain {
 	chains := pickChains(name, proto, eps, affinity)
 	if affinity > 0 {
-		f := FamilyOf(eps[0].addr)
-		chains[0].Rules = append([]Rule{affinityHit(f, affinity)}, chains[0].Rules...)
+		chains[0].Rules = append(affinityRecall(proto, affinity, eps), chains[0].Rules...)
 	}
 	return chains
 }
@@ -142,7 +142,7 @@ func pickStmts(proto uint8, ep endpoint, affinity uint32) []Stmt {
 	if affinity == 0 {
 		return []Stmt{dnatTo(proto, ep)}
 	}
-	return append(affinityRecord(affinity, ep), dnatTo(proto, ep))
+	return []Stmt{affinityRecord(affinity, ep), dnatTo(proto, ep)}
 }
 
 // pickRules returns n rules where rule i is taken with probability

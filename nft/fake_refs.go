@@ -75,6 +75,10 @@ func referencedSets(t *Table) map[string]bool {
 				switch m := s.(type) {
 				case InSet:
 					refs[m.Set] = true
+				case InSetWith:
+					refs[m.Set] = true
+				case UpdateSet:
+					refs[m.Set] = true
 				case Vmap:
 					refs[m.Map] = true
 				}

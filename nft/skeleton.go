@@ -13,8 +13,7 @@ const (
 	mapNoEndpointNodePorts = "no-endpoint-nodeports"
 	mapFirewallIPs         = "firewall-ips"
 	setFirewallAllow       = "firewall-allow"
-	mapAffinity            = "affinity"
-	setAffinityClients     = "affinity-clients"
+	setAffinity            = "affinity"
 
 	chainServices        = "services"
 	chainMasquerading    = "masquerading"
@@ -26,7 +25,6 @@ const (
 	chainFirewallCheck   = "firewall-check"
 	chainReject          = "reject-chain"
 	chainFirewallAllow   = "firewall-allow-check"
-	chainAffinityDNAT    = "affinity-dnat"
 	priorityDstNAT       = -100
 	priorityFilter       = 0
 	prioritySrcNAT       = 100
@@ -58,8 +56,7 @@ var sets = []setSpec{
 	{mapNoEndpointNodePorts, portKey, true, "NodePorts of Services with no endpoints"},
 	{mapFirewallIPs, svcKey, true, "Destinations subject to loadBalancerSourceRanges"},
 	{setFirewallAllow, rangeKey, false, "Load-balancer IP, port and source range allowed by loadBalancerSourceRanges"},
-	{mapAffinity, affinityKey, true, "ClientIP session affinity: client and Service address to the endpoint chosen"},
-	{setAffinityClients, affinityKey, false, "ClientIP session affinity: the keys of the affinity map, for lookups"},
+	{setAffinity, affinityKey, false, "ClientIP session affinity: client, Service address and port, endpoint chosen"},
 }
 
 // set returns the empty set or map spec describes in family f.
@@ -68,9 +65,7 @@ func (spec setSpec) set(f Family) *Set {
 	switch spec.name {
 	case setFirewallAllow:
 		s.Interval = true
-	case mapAffinity:
-		s.Data, s.Dynamic, s.Size = []DataType{AddrType(f), TypeInetService}, true, affinitySize
-	case setAffinityClients:
+	case setAffinity:
 		s.Dynamic, s.Size = true, affinitySize
 	}
 	return s
@@ -127,7 +122,6 @@ func fixedChains(f Family, o Options) []*Chain {
 			Stmts:   []Stmt{InSet{[]Field{Daddr}, setClusterIPs}, Reject{}},
 			Comment: "ClusterIP on a port the Service does not have"}}},
 		{Name: chainFirewallCheck, Rules: []Rule{{Stmts: []Stmt{Vmap{daddrProtoPort, mapFirewallIPs}}}}},
-		{Name: chainAffinityDNAT, Rules: []Rule{{Stmts: []Stmt{DNATMap{Keys: affinityKeys, Map: mapAffinity}}}}},
 		{Name: chainFirewallAllow, Rules: []Rule{
 			{Stmts: []Stmt{InSet{[]Field{Daddr, L4Proto, Dport, Saddr}, setFirewallAllow}, Verdict{Kind: Return}}},
 			{Stmts: []Stmt{Verdict{Kind: Drop}}, Comment: "source outside loadBalancerSourceRanges"},
@@ -171,10 +165,10 @@ func rangeKey(f Family) []DataType {
 }
 
 func affinityKey(f Family) []DataType {
-	return []DataType{AddrType(f), AddrType(f), TypeInetProto, TypeInetService}
+	return []DataType{AddrType(f), AddrType(f), TypeInetProto, TypeInetService, AddrType(f)}
 }
 
 // affinitySize bounds the session-affinity memory of a family: one element
-// per client and Service address. Without a size the kernel's default would
+// per client, Service address and port, and endpoint. Without a size the kernel's default would
 // cap it at 65,535 clients for the whole node.
 const affinitySize = 1 << 20

@@ -6,40 +6,44 @@ import (
 	"strings"
 )
 
-// UpdateSet adds the concatenation of Keys to a dynamic map, mapped to
-// Data, or refreshes the timeout of an element already there (keeping its
-// data): `update @affinity { key timeout 3h : data }`. Session affinity
-// records the endpoint a client was sent to with it.
+// InSetWith matches when the concatenation of Keys, then the constant
+// parts Consts, is an element of Set: session affinity asks "was this
+// client sent to this endpoint" with `ip saddr . ip daddr . meta l4proto .
+// th dport . 10.244.1.9 @affinity`.
+type InSetWith struct {
+	Keys   []Field
+	Consts []Value // addresses or ports, after the fields
+	Set    string
+}
+
+// UpdateSet adds the concatenation of Keys and then Consts to a dynamic
+// set, or refreshes the timeout of the element already there:
+// `update @affinity { ip saddr . ... . 10.244.1.9 timeout 3h }`. Session
+// affinity records the endpoint a client was sent to with it.
 type UpdateSet struct {
 	Set     string
 	Keys    []Field
+	Consts  []Value // addresses or ports, after the fields
 	Timeout uint32  // seconds
-	Data    []Value // an address and a port; none for a set
 }
 
-// DNATMap rewrites the destination to the address and port a data map holds
-// for the concatenation of Keys; when the map holds nothing for the key the
-// rule ends there, like a failed match: `dnat ip to key map @affinity`.
-type DNATMap struct {
-	Keys []Field
-	Map  string
+func (m InSetWith) text(f Family) string {
+	return concatText(f, m.Keys, m.Consts) + " @" + m.Set
 }
 
 func (u UpdateSet) text(f Family) string {
-	data := make([]string, len(u.Data))
-	for i, v := range u.Data {
-		data[i] = strconv.Itoa(int(v.Num))
-		if v.Addr.IsValid() {
-			data[i] = v.Addr.String()
-		}
-	}
-	text := fmt.Sprintf("update @%s { %s timeout %s", u.Set, keysText(f, u.Keys), durationText(u.Timeout))
-	if len(data) > 0 {
-		text += " : " + strings.Join(data, " . ")
-	}
-	return text + " }"
+	return fmt.Sprintf("update @%s { %s timeout %s }", u.Set, concatText(f, u.Keys, u.Consts), durationText(u.Timeout))
 }
 
-func (d DNATMap) text(f Family) string {
-	return fmt.Sprintf("dnat %s to %s map @%s", f, keysText(f, d.Keys), d.Map)
+// concatText renders a concatenation of fields and constants as nft does.
+func concatText(f Family, keys []Field, consts []Value) string {
+	parts := []string{keysText(f, keys)}
+	for _, v := range consts {
+		if v.Addr.IsValid() {
+			parts = append(parts, v.Addr.String())
+			continue
+		}
+		parts = append(parts, strconv.Itoa(int(v.Num)))
+	}
+	return strings.Join(parts, " . ")
 }

@@ -37,37 +37,59 @@ func decodeKeys(f nft.Family, ex []expr.Any) ([]nft.Field, int) {
 	return keys, len(keys)
 }
 
-// decodeUpdateSet reads key loads, the immediates of the data and the
-// dynset update.
-func decodeUpdateSet(f nft.Family, ex []expr.Any) (nft.Stmt, int) {
+// decodeConsts reads the key loads and the immediates of constant parts
+// at the start of ex, as loadKey writes them, and returns the index of the
+// expression after them.
+func decodeConsts(f nft.Family, ex []expr.Any) ([]nft.Field, []nft.Value, int) {
 	keys, n := decodeKeys(f, ex)
 	if n == 0 {
-		return nil, 0
+		return nil, nil, 0
 	}
-	var data []nft.Value
-	for i := n; i < len(ex); i++ {
-		switch e := ex[i].(type) {
-		case *expr.Immediate:
-			v, ok := dataValue(f, e.Data)
-			if !ok {
-				return nil, 0
-			}
-			data = append(data, v)
-		case *expr.Dynset:
-			if e.Operation != unix.NFT_DYNSET_OP_UPDATE || e.SrcRegKey != reg1 || e.Invert || len(e.Exprs) > 0 {
-				return nil, 0
-			}
-			return nft.UpdateSet{Set: e.SetName, Keys: keys, Timeout: uint32(e.Timeout.Seconds()), Data: data}, i + 1
-		default:
-			return nil, 0
+	var consts []nft.Value
+	for ; n < len(ex); n++ {
+		imm, ok := ex[n].(*expr.Immediate)
+		if !ok {
+			return keys, consts, n
 		}
+		v, ok := constValue(f, imm.Data)
+		if !ok {
+			return nil, nil, 0
+		}
+		consts = append(consts, v)
 	}
-	return nil, 0
+	return keys, consts, n
 }
 
-// dataValue reads one immediate of update data: an address of the table's
+// decodeUpdateSet reads a key and the dynset update that uses it.
+func decodeUpdateSet(f nft.Family, ex []expr.Any) (nft.Stmt, int) {
+	keys, consts, n := decodeConsts(f, ex)
+	if n == 0 || n >= len(ex) {
+		return nil, 0
+	}
+	e, ok := ex[n].(*expr.Dynset)
+	if !ok || e.Operation != unix.NFT_DYNSET_OP_UPDATE || e.SrcRegKey != reg1 || e.SrcRegData != 0 || e.Invert || len(e.Exprs) > 0 {
+		return nil, 0
+	}
+	return nft.UpdateSet{Set: e.SetName, Keys: keys, Consts: consts, Timeout: uint32(e.Timeout.Seconds())}, n + 1
+}
+
+// decodeInSetWith reads a key with constant parts and the lookup that uses
+// it; without constants the lookup is an InSet (decodeLookup).
+func decodeInSetWith(f nft.Family, ex []expr.Any) (nft.Stmt, int) {
+	keys, consts, n := decodeConsts(f, ex)
+	if n == 0 || len(consts) == 0 || n >= len(ex) {
+		return nil, 0
+	}
+	l, ok := ex[n].(*expr.Lookup)
+	if !ok || l.IsDestRegSet || l.Invert || l.SourceRegister != reg1 {
+		return nil, 0
+	}
+	return nft.InSetWith{Keys: keys, Consts: consts, Set: l.SetName}, n + 1
+}
+
+// constValue reads one constant key part: an address of the table's
 // family, or a port.
-func dataValue(f nft.Family, b []byte) (nft.Value, bool) {
+func constValue(f nft.Family, b []byte) (nft.Value, bool) {
 	if len(b) == 2 {
 		return nft.Value{Num: binaryutil.BigEndian.Uint16(b)}, true
 	}
@@ -76,27 +98,4 @@ func dataValue(f nft.Family, b []byte) (nft.Value, bool) {
 		return nft.Value{}, false
 	}
 	return nft.Value{Addr: a}, true
-}
-
-// decodeDNATMap reads key loads, a lookup into reg 1 and a dnat from it.
-func decodeDNATMap(f nft.Family, ex []expr.Any) (nft.Stmt, int) {
-	keys, n := decodeKeys(f, ex)
-	if n == 0 || len(ex) < n+2 {
-		return nil, 0
-	}
-	l, ok1 := ex[n].(*expr.Lookup)
-	nat, ok2 := ex[n+1].(*expr.NAT)
-	_, size := addrOffset(f, nft.Daddr)
-	if !ok1 || !ok2 || !l.IsDestRegSet || l.DestRegister != reg1 || l.Invert || l.SourceRegister != reg1 ||
-		nat.Type != expr.NATTypeDestNAT || nat.Family != natFamily(f) || nat.RegAddrMin != reg1 ||
-		!protoReg(nat.RegProtoMin, size) {
-		return nil, 0
-	}
-	return nft.DNATMap{Keys: keys, Map: l.SetName}, n + 2
-}
-
-// protoReg accepts the port register after an address of size bytes in reg
-// 1, named either way the kernel allows (nft names NFT_REG_2 for IPv6).
-func protoReg(r, size uint32) bool {
-	return r == reg32_0+size/4 || (size == 16 && r == reg2)
 }

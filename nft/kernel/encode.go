@@ -69,8 +69,8 @@ func encodeStmt(f nft.Family, s nft.Stmt) ([]expr.Any, error) {
 		return []expr.Any{encodeVerdict(s)}, nil
 	case nft.UpdateSet:
 		return encodeUpdateSet(f, s), nil
-	case nft.DNATMap:
-		return encodeDNATMap(f, s), nil
+	case nft.InSetWith:
+		return encodeInSetWith(f, s), nil
 	case nft.MatchFibLocal:
 		return encodeFibLocal(), nil
 	}

@@ -24,40 +24,33 @@ func keyWords(f nft.Family, keys []nft.Field) uint32 {
 	return words
 }
 
-// encodeUpdateSet loads the key from reg 1 on and the data into the
-// registers right after it. nft 1.0.6 starts the data at the next 16-byte
-// register instead, which overflows the register file for an IPv6 key of 40
-// bytes and data of 20 ("netlink_gen_expr: Assertion `dreg < ctx->reg_low'");
-// the kernel takes any 32-bit register, so we pack them.
-func encodeUpdateSet(f nft.Family, u nft.UpdateSet) []expr.Any {
-	out := loadKeys(f, u.Keys)
-	reg := reg32_0 + keyWords(f, u.Keys)
-	for _, v := range u.Data {
-		b := dataBytes(v)
+// loadKey loads a concatenation of packet fields and then constants from
+// reg 1 on, each part in whole 32-bit registers. An IPv6 affinity key is
+// 56 bytes: it fits the 64 bytes of registers, as nft allocates them too.
+func loadKey(f nft.Family, keys []nft.Field, consts []nft.Value) []expr.Any {
+	out := loadKeys(f, keys)
+	reg := reg32_0 + keyWords(f, keys)
+	for _, v := range consts {
+		b := constBytes(v)
 		out = append(out, &expr.Immediate{Register: reg, Data: b})
 		reg += uint32(len(b)+3) / 4
 	}
-	ds := &expr.Dynset{SrcRegKey: reg1, SetName: u.Set, Operation: unix.NFT_DYNSET_OP_UPDATE,
-		Timeout: time.Duration(u.Timeout) * time.Second}
-	if len(u.Data) > 0 {
-		ds.SrcRegData = reg32_0 + keyWords(f, u.Keys)
-	}
-	return append(out, ds)
+	return out
 }
 
-// dataBytes is the value of one data part: an address or a port.
-func dataBytes(v nft.Value) []byte {
+// constBytes is the value of one constant part: an address or a port.
+func constBytes(v nft.Value) []byte {
 	if v.Addr.IsValid() {
 		return v.Addr.AsSlice()
 	}
 	return binaryutil.BigEndian.PutUint16(v.Num)
 }
 
-// encodeDNATMap looks the key up with the result (address, then port in the
-// next 32-bit register) written over reg 1, as nft does.
-func encodeDNATMap(f nft.Family, d nft.DNATMap) []expr.Any {
-	_, size := addrOffset(f, nft.Daddr)
-	out := append(loadKeys(f, d.Keys), &expr.Lookup{SourceRegister: reg1, SetName: d.Map, IsDestRegSet: true, DestRegister: reg1})
-	return append(out, &expr.NAT{Type: expr.NATTypeDestNAT, Family: natFamily(f),
-		RegAddrMin: reg1, RegAddrMax: reg1, RegProtoMin: reg32_0 + size/4, RegProtoMax: reg32_0 + size/4, Specified: true})
+func encodeInSetWith(f nft.Family, m nft.InSetWith) []expr.Any {
+	return append(loadKey(f, m.Keys, m.Consts), &expr.Lookup{SourceRegister: reg1, SetName: m.Set})
+}
+
+func encodeUpdateSet(f nft.Family, u nft.UpdateSet) []expr.Any {
+	return append(loadKey(f, u.Keys, u.Consts), &expr.Dynset{SrcRegKey: reg1, SetName: u.Set,
+		Operation: unix.NFT_DYNSET_OP_UPDATE, Timeout: time.Duration(u.Timeout) * time.Second})
 }

@@ -32,39 +32,41 @@ func keyMatches(elem, key []nft.Value) bool {
 }
 
 // checkUpdate checks an update statement as the kernel does on load: the
-// set must exist and be dynamic.
-func (t *tracer) checkUpdate(at loc, u nft.UpdateSet) error {
+// set must exist, be dynamic, and the key must fit its type.
+func (t *tracer) checkUpdate(at loc, u nft.UpdateSet, w *walker) error {
 	s := t.table.Set(u.Set)
 	switch {
 	case s == nil:
 		return at.errorf("update of no such set %q", u.Set)
 	case !s.Dynamic:
 		return at.errorf("update of set %q, which is not dynamic", u.Set)
-	case len(u.Keys) != len(s.Key) || len(u.Data) != len(s.Data):
-		return at.errorf("update of %q with %d key and %d data parts, want %d and %d", u.Set, len(u.Keys), len(u.Data), len(s.Key), len(s.Data))
 	}
-	return nil
+	_, err := t.key(at, s, u.Keys, u.Consts, w)
+	return err
 }
 
-// dnatMap rewrites the destination to the address and port the map holds
-// for w; without an element the rule ends, like a failed match.
-func (t *tracer) dnatMap(at loc, d nft.DNATMap, w *walker) ([]*walker, error) {
-	elem, found, err := t.lookup(at, d.Map, d.Keys, w, false)
-	if err != nil || !found {
-		w.end = next
-		return []*walker{w}, err
-	}
-	if len(elem.Data) != 2 {
-		return nil, at.errorf("dnat from map %q: element without address and port", d.Map)
-	}
-	return t.dnat(at, nft.DNAT{Proto: t.proto, Addr: elem.Data[0].Addr, Port: elem.Data[1].Num}, w)
+// inSetWith matches when the key, constants included, is an element.
+func (t *tracer) inSetWith(at loc, m nft.InSetWith, w *walker) (bool, error) {
+	_, found, err := t.lookupWith(at, m.Set, m.Keys, m.Consts, w, false)
+	return found, err
 }
 
-// Remember adds to table t's affinity map and set the elements that record
-// client's choice of ep for a Service address, as the packet path would.
-func Remember(t *nft.Table, client, service netip.Addr, proto uint8, port uint16, ep netip.AddrPort) {
-	key := []nft.Value{{Addr: client}, {Addr: service}, {Num: uint16(proto)}, {Num: port}}
-	m, s := t.Set("affinity"), t.Set("affinity-clients")
-	m.Elements = append(m.Elements, nft.Element{Key: key, Data: []nft.Value{{Addr: ep.Addr()}, {Num: ep.Port()}}})
+// constType is the data type of a constant key part.
+func (t *tracer) constType(v nft.Value) nft.DataType {
+	if v.Addr.IsValid() {
+		if nft.FamilyOf(v.Addr) != t.table.Family {
+			return "address of another family"
+		}
+		return nft.AddrType(t.table.Family)
+	}
+	return nft.TypeInetService
+}
+
+// Remember adds to table t's affinity set the element that records
+// client's choice of endpoint ep for a Service address, protocol and port,
+// as the packet path would.
+func Remember(t *nft.Table, client, service netip.Addr, proto uint8, port uint16, ep netip.Addr) {
+	key := []nft.Value{{Addr: client}, {Addr: service}, {Num: uint16(proto)}, {Num: port}, {Addr: ep}}
+	s := t.Set("affinity")
 	s.Elements = append(s.Elements, nft.Element{Key: key})
 }

@@ -171,11 +171,10 @@ func (t *tracer) stmt(at loc, s nft.Stmt, w *walker, depth int) (outs []*walker,
 		return outs, true, err
 	case nft.MatchFibLocal:
 		ok = t.opts.isLocal(t.saddr)
+	case nft.InSetWith:
+		ok, err = t.inSetWith(at, s, w)
 	case nft.UpdateSet:
-		ok, err = true, t.checkUpdate(at, s)
-	case nft.DNATMap:
-		outs, err = t.dnatMap(at, s, w)
-		return outs, true, err
+		ok, err = true, t.checkUpdate(at, s, w)
 	case nft.DNAT, nft.Masquerade, nft.Reject:
 		outs, err = t.terminal(at, s, w)
 		return outs, true, err

@@ -43,25 +43,21 @@ func (t *tracer) inSet(at loc, m nft.InSet, w *walker) (bool, error) {
 // verdict map. Keys must match the set's type part by part, as nft checks
 // when it loads the rule.
 func (t *tracer) lookup(at loc, name string, keys []nft.Field, w *walker, isMap bool) (nft.Element, bool, error) {
+	return t.lookupWith(at, name, keys, nil, w, isMap)
+}
+
+// lookupWith is lookup with constant parts after the fields.
+func (t *tracer) lookupWith(at loc, name string, keys []nft.Field, consts []nft.Value, w *walker, isMap bool) (nft.Element, bool, error) {
 	s := t.table.Set(name)
 	switch {
 	case s == nil:
 		return nft.Element{}, false, at.errorf("no such set %q", name)
 	case isMap && !s.Map:
 		return nft.Element{}, false, at.errorf("vmap on set %q, which is not a map", name)
-	case len(keys) != len(s.Key):
-		return nft.Element{}, false, at.errorf("%d key fields for set %q of type %s", len(keys), name, s.TypeText())
 	}
-	key := make([]nft.Value, len(keys))
-	for i, f := range keys {
-		v, typ, err := t.field(at, f, w)
-		if err != nil {
-			return nft.Element{}, false, err
-		}
-		if typ != s.Key[i] {
-			return nft.Element{}, false, at.errorf("key part %d is %s, set %q wants %s", i, typ, name, s.Key[i])
-		}
-		key[i] = v
+	key, err := t.key(at, s, keys, consts, w)
+	if err != nil {
+		return nft.Element{}, false, err
 	}
 	for _, e := range s.Elements {
 		if keyMatches(e.Key, key) {
@@ -69,6 +65,32 @@ func (t *tracer) lookup(at loc, name string, keys []nft.Field, w *walker, isMap 
 		}
 	}
 	return nft.Element{}, false, nil
+}
+
+// key builds w's key for set s: the fields, then the constants, each of
+// the type the set wants.
+func (t *tracer) key(at loc, s *nft.Set, keys []nft.Field, consts []nft.Value, w *walker) ([]nft.Value, error) {
+	if len(keys)+len(consts) != len(s.Key) {
+		return nil, at.errorf("%d key fields for set %q of type %s", len(keys)+len(consts), s.Name, s.TypeText())
+	}
+	key := make([]nft.Value, 0, len(s.Key))
+	for i, f := range keys {
+		v, typ, err := t.field(at, f, w)
+		if err != nil {
+			return nil, err
+		}
+		if typ != s.Key[i] {
+			return nil, at.errorf("key part %d is %s, set %q wants %s", i, typ, s.Name, s.Key[i])
+		}
+		key = append(key, v)
+	}
+	for i, v := range consts {
+		if typ := t.constType(v); typ != s.Key[len(keys)+i] {
+			return nil, at.errorf("key part %d is %s, set %q wants %s", len(keys)+i, typ, s.Name, s.Key[len(keys)+i])
+		}
+		key = append(key, v)
+	}
+	return key, nil
 }
 
 // terminal evaluates the statements that end a rule's evaluation with a

@@ -113,13 +113,13 @@ func TestSourceRanges(t *testing.T) {
 	})
 }
 
-// TestAffinity: a client the affinity map remembers goes back to its
+// TestAffinity: a client the affinity set remembers goes back to its
 // endpoint; others are spread evenly (and recorded, which a trace of one
 // packet does not show).
 func TestAffinity(t *testing.T) {
 	eps := []netip.Addr{localEP, remoteEP, addr("10.0.3.1")}
 	table := compile(t, policySnapshot(eps, nil, func(s *model.Service) { s.AffinitySeconds = 60 }), options(), nft.IPv4)
-	trace.Remember(table, clientIP, webIP, nft.ProtoTCP, 80, netip.AddrPortFrom(remoteEP, 8080))
+	trace.Remember(table, clientIP, webIP, nft.ProtoTCP, 80, remoteEP)
 	runPolicyCases(t, table, []policyCase{
 		{"remembered client", clientIP, webIP, 80, false, accepted(remoteEP, 8080, false)},
 		{"new client", addr("10.0.9.10"), webIP, 80, false, spread(eps, 8080, false)},
@@ -160,9 +160,43 @@ func TestAffinityLargeService(t *testing.T) {
 		eps = append(eps, netip.AddrFrom4([4]byte{10, 0, 4, byte(i + 1)}))
 	}
 	table := compile(t, policySnapshot(eps, nil, func(s *model.Service) { s.AffinitySeconds = 60 }), options(), nft.IPv4)
-	trace.Remember(table, clientIP, webIP, nft.ProtoTCP, 80, netip.AddrPortFrom(eps[33], 8080))
+	trace.Remember(table, clientIP, webIP, nft.ProtoTCP, 80, eps[33])
 	runPolicyCases(t, table, []policyCase{
 		{"new client", addr("10.0.9.10"), webIP, 80, false, spread(eps, 8080, false)},
 		{"remembered client", clientIP, webIP, 80, false, accepted(eps[33], 8080, false)},
 	})
+}
+
+// TestAffinityRemovedEndpoint: the kernel keeps affinity elements across
+// syncs (they belong to the packet path), so a client remembered with an
+// endpoint that a sync removed still has its element; the table compiled
+// without the endpoint must never send it there, small or bucketed.
+func TestAffinityRemovedEndpoint(t *testing.T) {
+	large := make([]netip.Addr, 40)
+	for i := range large {
+		large[i] = netip.AddrFrom4([4]byte{10, 0, 4, byte(i + 1)})
+	}
+	for _, tc := range []struct {
+		name string
+		eps  []netip.Addr
+		gone int
+	}{
+		{"three endpoints", []netip.Addr{localEP, remoteEP, addr("10.0.3.1")}, 1},
+		{"bucketed", large, 33},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			withAffinity := func(s *model.Service) { s.AffinitySeconds = 60 }
+			before := compile(t, policySnapshot(tc.eps, nil, withAffinity), options(), nft.IPv4)
+			trace.Remember(before, clientIP, webIP, nft.ProtoTCP, 80, tc.eps[tc.gone])
+			runPolicyCases(t, before, []policyCase{
+				{"remembered before the removal", clientIP, webIP, 80, false, accepted(tc.eps[tc.gone], 8080, false)},
+			})
+			left := append(append([]netip.Addr{}, tc.eps[:tc.gone]...), tc.eps[tc.gone+1:]...)
+			after := compile(t, policySnapshot(left, nil, withAffinity), options(), nft.IPv4)
+			after.Set("affinity").Elements = before.Set("affinity").Elements
+			runPolicyCases(t, after, []policyCase{
+				{"removed endpoint never chosen", clientIP, webIP, 80, false, spread(left, 8080, false)},
+			})
+		})
+	}
 }
