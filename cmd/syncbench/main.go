@@ -5,9 +5,10 @@
 //
 // It prints the median of -runs for: a full compile, the first Sync into an
 // empty namespace, a read of the tables back from the kernel, and a Sync
-// after one endpoint of one Service changed (compile, diff and commit); and
-// for the first Sync and the Read, the peak resident memory while each ran,
-// the live heap after it, and the CPU time it took.
+// after one endpoint of one Service changed (compile, diff and commit), and
+// a periodic full resync (Input.Full) with nothing changed; and for the
+// first Sync, the Read and the resync, the peak resident memory while each
+// ran, the live heap after it, and the CPU time it took.
 // It needs root; it never touches the host's own namespace.
 package main
 
@@ -17,6 +18,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -48,6 +50,8 @@ type figures struct {
 	compile, first, read, one time.Duration
 	firstOps, oneOps          int
 	firstMem, readMem         memory
+	resync                    time.Duration
+	resyncMem                 memory
 }
 
 // memprofile is the -memprofile file; cleared once written.
@@ -69,9 +73,11 @@ func run(services, endpoints, runs int, cpuprofile string) error {
 	fmt.Printf("| first Sync, empty namespace | %v | %d |\n", median(all, func(f figures) time.Duration { return f.first }), all[0].firstOps)
 	fmt.Printf("| kernel Read of the tables | %v | |\n", median(all, func(f figures) time.Duration { return f.read }))
 	fmt.Printf("| Sync after one endpoint changed | %v | %d |\n", median(all, func(f figures) time.Duration { return f.one }), all[0].oneOps)
+	fmt.Printf("| full resync, nothing changed | %v | |\n", median(all, func(f figures) time.Duration { return f.resync }))
 	fmt.Println("\n| phase | peak RSS | live heap after | CPU user | CPU sys |\n|---|---|---|---|---|")
 	printMemory("first Sync", all, func(f figures) memory { return f.firstMem })
 	printMemory("kernel Read", all, func(f figures) memory { return f.readMem })
+	printMemory("full resync", all, func(f figures) memory { return f.resyncMem })
 	return nil
 }
 
@@ -168,6 +174,16 @@ func measure(k *kernel.Kernel, services, endpoints int, cpuprofile string) (figu
 		}
 		f.oneOps = res.Ops
 	}
+	in.Changed, in.Full = nil, true
+	f.resyncMem, err = measureMemory(func() (err error) {
+		f.resync = timed(func() { _, err = d.Sync(in) })
+		return err
+	})
+	if err != nil {
+		return f, fmt.Errorf("full resync: %w", err)
+	}
+	runtime.KeepAlive(d) // the live heap after each phase counts the Dataplane's state
+	runtime.KeepAlive(snap)
 	return f, nil
 }
 

@@ -30,17 +30,21 @@ func measureMemory(fn func() error) (memory, error) {
 		return m, fmt.Errorf("reset peak RSS: %w", err)
 	}
 	u0, s0 := cpuTimes()
-	err := fn()
+	if err := fn(); err != nil {
+		return m, err
+	}
 	u1, s1 := cpuTimes()
 	m.user, m.sys = u1-u0, s1-s0
+	var err error
 	if m.peakRSS, err = statusBytes("VmHWM:"); err != nil {
 		return m, err
 	}
 	m.liveHeap = liveHeap()
-	return m, err
+	return m, nil
 }
 
-// liveHeap returns the bytes of heap objects reachable after a collection.
+// liveHeap returns the bytes of heap objects reachable after a collection:
+// the caller keeps what should count alive (runtime.KeepAlive).
 func liveHeap() uint64 {
 	runtime.GC()
 	var ms runtime.MemStats

@@ -118,26 +118,43 @@ func (d *Dataplane) sync(in Input) (Result, error) {
 // kernel holds: read when it was read back, else the mirror, or nothing
 // known (a plan that replaces our tables whole).
 func (d *Dataplane) plan(in Input, read nft.Ruleset) *nft.Plan {
-	if !d.mustRecompile(in) {
-		p := d.compiled.Update(in.Snapshot, in.Changed)
-		if read == nil {
-			return p
-		}
-		return nft.Diff(read, d.compiled.Ruleset())
+	if d.mustRecompile(in) {
+		return d.recompile(in, read)
 	}
+	changed := in.Changed
+	if changed == nil || in.Full {
+		// Every Service is recompiled, as a change may have been missed,
+		// but one at a time against the units we hold: only those that
+		// differ are updated (see nft.Compiled.Stale).
+		changed = d.compiled.Stale(in.Snapshot)
+	}
+	p := d.compiled.Update(in.Snapshot, changed)
+	if read == nil {
+		return p
+	}
+	return nft.Diff(read, d.compiled.Ruleset())
+}
+
+// recompile compiles in from scratch and returns the plan from read, or
+// from the mirror while it is known, or from nothing known.
+func (d *Dataplane) recompile(in Input, read nft.Ruleset) *nft.Plan {
 	from := read
 	if from == nil && d.known {
 		from = d.compiled.Ruleset()
 	}
+	// What from needs of the old state it holds; the rest can go before
+	// the new state is built (two compiled clusters at once are the peak).
+	d.compiled = nil
 	d.compiled = nft.NewCompiled(in.Snapshot, in.Node, in.Options)
 	d.node, d.opts = in.Node, in.Options
 	return nft.Diff(from, d.compiled.Ruleset())
 }
 
 // mustRecompile reports whether in needs a compilation from scratch rather
-// than an update of the changed Services.
+// than an update of the Services that changed or are stale: the first
+// Sync, after a failure, or when the Node or Options changed.
 func (d *Dataplane) mustRecompile(in Input) bool {
-	return d.compiled == nil || !d.known || in.Changed == nil || in.Full ||
+	return d.compiled == nil || !d.known ||
 		!reflect.DeepEqual(in.Node, d.node) || !reflect.DeepEqual(in.Options, d.opts)
 }
 

@@ -11,7 +11,10 @@
 // kernel while the generation is its own, since every commit by anyone
 // moves it. When the generation moved for another reason (somebody changed
 // the ruleset), it reads our tables back and repairs whatever differs.
-// Input.Full recompiles everything, which also heals a missed change.
+// Input.Full recompiles everything, which also heals a missed change: one
+// Service at a time against the mirror (nft.Compiled.Stale), then updates
+// the Services that differ, so that a periodic resync never holds two
+// compiled clusters at once.
 //
 // A failed transaction, or any error around one, marks the mirror unknown:
 // the next Sync compiles from scratch and replaces our tables whole, in one
