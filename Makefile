@@ -6,7 +6,7 @@ GO ?= go
 build:
 	hack/build.sh
 
-test: test-unit test-integration
+test: test-unit test-integration test-e2e
 
 test-unit:
 	$(GO) test ./...
