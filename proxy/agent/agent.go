@@ -123,10 +123,14 @@ func New(c Config) *Agent {
 }
 
 // Run watches and syncs until ctx is done; the rules stay in place after.
-// It returns an error only when the informers never synced.
+// It returns nil: a stop before the informers synced leaves the kernel as
+// it was.
 func (a *Agent) Run(ctx context.Context) error {
 	if err := a.start(ctx); err != nil {
-		return err
+		// Stopped before the first sync (the API server may be away): not
+		// a failure, and nothing was touched.
+		a.logger.Info("Stopped before the informers synced; rules left as they were")
+		return nil
 	}
 	if w, ok := a.cfg.Dataplane.(watcher); ok {
 		go a.watchExternal(ctx, w.Watch(ctx))

@@ -98,7 +98,10 @@ func newHarness(t *testing.T, objs ...runtime.Object) *harness {
 	// A fake clientset drops changes made between an informer's list and
 	// its watch; tests change objects only once every watch is running.
 	h.client.PrependWatchReactor("*", func(a k8stesting.Action) (bool, watch.Interface, error) {
-		h.watching <- a.GetResource().Resource
+		select { // reactors run under the fake's lock: never block
+		case h.watching <- a.GetResource().Resource:
+		default:
+		}
 		return false, nil, nil
 	})
 	cfg := config.Default()

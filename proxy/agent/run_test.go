@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,19 +13,25 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 )
 
-// TestRunWaitsForInformers holds the EndpointSlice list back: no sync may
-// run before it is answered, and the first sync sees every object.
+// TestRunWaitsForInformers holds the EndpointSlice list back (it fails
+// until released; the reflector retries): no sync may run before it is
+// answered, and the first sync sees every object.
 func TestRunWaitsForInformers(t *testing.T) {
 	h := newHarness(t, node(), service("web"), slice("web-1", "web", "10.0.1.1"))
-	release := make(chan struct{})
-	servicesListed := make(chan struct{}, 1)
+	servicesListed := make(chan struct{}, 10)
 	var released atomic.Bool
+	// Reactors run under the fake clientset's lock: they must not block.
 	h.client.PrependReactor("list", "services", func(k8stesting.Action) (bool, runtime.Object, error) {
-		servicesListed <- struct{}{}
+		select {
+		case servicesListed <- struct{}{}:
+		default:
+		}
 		return false, nil, nil
 	})
 	h.client.PrependReactor("list", "endpointslices", func(k8stesting.Action) (bool, runtime.Object, error) {
-		<-release
+		if !released.Load() {
+			return true, nil, errors.New("not yet")
+		}
 		return false, nil, nil
 	})
 	h.dp.onSync = func() {
@@ -41,7 +48,6 @@ func TestRunWaitsForInformers(t *testing.T) {
 	// one passes whatever this pause is.
 	time.Sleep(50 * time.Millisecond)
 	released.Store(true)
-	close(release)
 
 	in := <-h.dp.synced
 	if diff := cmp.Diff([]string{"default/web"}, serviceKeys(in.Snapshot)); diff != "" {

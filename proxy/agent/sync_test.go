@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -202,4 +203,52 @@ func counter(t *testing.T, c prometheus.Counter) float64 {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
+}
+
+// TestMetricsAfterSync: network programming latency from the slice's
+// last-change-trigger-time, transaction size, repairs, last sync time.
+func TestMetricsAfterSync(t *testing.T) {
+	h := newHarness(t, node(), service("web"))
+	h.start()
+	if _, err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	sl := slice("web-1", "web", "10.0.1.1")
+	sl.Annotations = map[string]string{corev1.EndpointsLastChangeTriggerTime: t0.Add(time.Second).Format(time.RFC3339Nano)}
+	_, _ = h.client.DiscoveryV1().EndpointSlices("default").Create(t.Context(), sl, metav1.CreateOptions{})
+	h.pendingChanges(1)
+	h.clock.Step(3 * time.Second)
+	h.dp.then(dataplane.Result{Ops: 13, Bytes: 4000, Repaired: true}, nil)
+	if _, err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	m := h.metrics
+	checks := []struct {
+		name      string
+		got, want float64
+	}{
+		{"network programming samples", float64(histogram(t, m.NetworkProgramming).GetSampleCount()), 1},
+		{"network programming seconds", histogram(t, m.NetworkProgramming).GetSampleSum(), 2},
+		{"partial syncs", float64(histogram(t, m.SyncPartialDuration).GetSampleCount()), 1},
+		{"full syncs", float64(histogram(t, m.SyncFullDuration).GetSampleCount()), 1},
+		{"transaction ops", histogram(t, m.TransactionOps).GetSampleSum(), 1 + 13},
+		{"transaction bytes", histogram(t, m.TransactionBytes).GetSampleSum(), 4000},
+		{"repairs", counter(t, m.Repairs), 1},
+		{"last sync", gauge(t, m.LastSync), float64(t0.Add(3 * time.Second).Unix())},
+		{"endpoint changes", counter(t, m.EndpointChangesTotal), 1},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}
+
+func histogram(t *testing.T, h prometheus.Histogram) *dto.Histogram {
+	t.Helper()
+	var m dto.Metric
+	if err := h.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetHistogram()
 }
