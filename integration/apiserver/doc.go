@@ -6,12 +6,15 @@
 //	c := lab.NewCluster(t, 2)
 //	api := apiserver.Start(t, c.Node)
 //	api.Client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{})
-//	c.Node.Start(t, nftproxy, "--kubeconfig", api.Kubeconfig, "--hostname-override", apiserver.NodeName)
+//	c.Node.StartLogged(t, "nftproxy", logPath, nftproxy, "--kubeconfig="+api.Kubeconfig, "--hostname-override=node-1")
+//
+// Package e2e wraps this with the Node object, backends and nftproxy.
 //
 // Start launches etcd and kube-apiserver inside ns, listening on ns's
 // loopback only (127.0.0.1:2379 and 127.0.0.1:6443), waits until /readyz
 // answers ok, and stops both at test cleanup (before lab removes the
-// namespace). Running them in the node namespace puts the API server
+// namespace). StopAPIServer and StartAPIServer take kube-apiserver away
+// and bring it back while etcd keeps the state. Running them in the node namespace puts the API server
 // beside the proxy, as on a control-plane node; the host namespace is never
 // modified.
 //
