@@ -20,6 +20,11 @@ import (
 const (
 	outage      = 60 * time.Second
 	outageProbe = 5 * time.Second
+	// resumeTimeout bounds the wait for nftproxy to follow changes after
+	// the outage. client-go's reflectors retry a failed list or watch with
+	// a backoff that grows to 30 s with up to 100% jitter, so after a
+	// minute of failures the next attempt may come a minute later.
+	resumeTimeout = 3 * time.Minute
 )
 
 // TestAPIServerOutage kills kube-apiserver and keeps it down for a minute
@@ -64,8 +69,8 @@ func TestAPIServerOutage(t *testing.T) {
 	}
 	env.Create(t, e2e.Service("api", "10.96.8.20", e2e.TCPPort("http", 80, 0)))
 	env.Create(t, e2e.Slice("api", "http", b[0].IPv4))
-	e2e.Eventually(t, "the change made during the outage is applied", env.AnsweredBy(web, 20, b[1].Name, b[2].Name))
-	e2e.Eventually(t, "a Service created after the outage answers", env.AnsweredBy(api, 5, b[0].Name))
+	eventually(t, "the change made during the outage is applied", resumeTimeout, env.AnsweredBy(web, 20, b[1].Name, b[2].Name))
+	eventually(t, "a Service created after the outage answers", resumeTimeout, env.AnsweredBy(api, 5, b[0].Name))
 	t.Logf("both changes applied %v after the API server's restart", time.Since(restart).Round(time.Second))
 	if done, _ := agent.Exited(); done {
 		t.Fatal(agent.Failure())
@@ -77,7 +82,7 @@ func TestAPIServerOutage(t *testing.T) {
 // second, until the API server takes it (within the outage plus time for
 // a restart on a loaded machine).
 func retryUntilUp(env *e2e.Env, want *discoveryv1.EndpointSlice) error {
-	ctx, cancel := context.WithTimeout(env.Ctx, outage+3*e2e.PollTimeout)
+	ctx, cancel := context.WithTimeout(env.Ctx, outage+resumeTimeout)
 	defer cancel()
 	c := env.Kube.DiscoveryV1().EndpointSlices(want.Namespace)
 	for {
@@ -93,5 +98,21 @@ func retryUntilUp(env *e2e.Env, want *discoveryv1.EndpointSlice) error {
 			return fmt.Errorf("update %s: %w (last error: %v)", want.Name, ctx.Err(), err)
 		case <-time.After(time.Second):
 		}
+	}
+}
+
+// eventually is e2e.Eventually with its own timeout.
+func eventually(t *testing.T, what string, timeout time.Duration, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not true after %v: %v", what, timeout, err)
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 }
