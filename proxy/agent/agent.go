@@ -118,7 +118,9 @@ func New(c Config) *Agent {
 		MaxInterval: c.Proxy.SyncPeriod.Duration,
 		Clock:       c.Clock,
 	})
-	a.inf.addHandlers(a)
+	// Adding handlers fails only on an informer already stopped; these
+	// have not started.
+	_ = a.inf.addHandlers(a)
 	return a
 }
 

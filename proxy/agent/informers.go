@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,7 +51,6 @@ func newWatches(client kubernetes.Interface, nodeName string) watches {
 	for _, i := range []cache.SharedIndexInformer{inf.services, inf.slices, inf.nodes} {
 		// managedFields are a large part of every object and never read.
 		_ = i.SetTransform(dropManagedFields)
-		inf.hasSynced = append(inf.hasSynced, i.HasSynced)
 	}
 	return inf
 }
@@ -68,10 +68,31 @@ func (inf *watches) start(ctx context.Context) {
 }
 
 // addHandlers connects the informers to the agent's record functions.
-func (inf *watches) addHandlers(a *Agent) {
-	_, _ = inf.services.AddEventHandler(handler(a.setService))
-	_, _ = inf.slices.AddEventHandler(handler(a.setSlice))
-	_, _ = inf.nodes.AddEventHandler(handler(a.setNode))
+//
+// Synced means the handlers have processed the initial list, not only that
+// the informer's store holds it: the tracker is fed by the handlers, which
+// lag behind the store, and a sync in between would program Services
+// without their endpoints (kube-proxy waits on the registrations too).
+func (inf *watches) addHandlers(a *Agent) error {
+	regs := []func() (cache.ResourceEventHandlerRegistration, error){
+		func() (cache.ResourceEventHandlerRegistration, error) {
+			return inf.services.AddEventHandler(handler(a.setService))
+		},
+		func() (cache.ResourceEventHandlerRegistration, error) {
+			return inf.slices.AddEventHandler(handler(a.setSlice))
+		},
+		func() (cache.ResourceEventHandlerRegistration, error) {
+			return inf.nodes.AddEventHandler(handler(a.setNode))
+		},
+	}
+	for _, add := range regs {
+		reg, err := add()
+		if err != nil {
+			return fmt.Errorf("add informer handler: %w", err)
+		}
+		inf.hasSynced = append(inf.hasSynced, reg.HasSynced)
+	}
+	return nil
 }
 
 // handler turns add, update and delete into one call: set(key, obj) with
@@ -84,7 +105,12 @@ func handler[T any](set func(key string, obj *T)) cache.ResourceEventHandlerFunc
 	}
 }
 
+// beforeRecord runs before each handler call; tests slow the handlers
+// down with it to check that syncs wait for them.
+var beforeRecord = func() {}
+
 func call[T any](set func(key string, obj *T), obj any, deleted bool) {
+	beforeRecord()
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		set(tomb.Key, nil)
 		return

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -97,5 +98,32 @@ func TestNodeTaintFailsHealthz(t *testing.T) {
 	h.eventually("/healthz 503", func() bool { return getCode(h, "/healthz") == 503 })
 	if code := getCode(h, "/livez"); code != 200 {
 		t.Errorf("/livez = %d, want 200: the agent itself is fine", code)
+	}
+}
+
+// TestFirstSyncHasEveryObject: the first sync waits for the handlers to
+// have recorded the initial lists, not only for the informers' stores (the
+// handlers lag behind them); otherwise Services would be programmed
+// without their endpoints.
+func TestFirstSyncHasEveryObject(t *testing.T) {
+	const n = 500
+	objs := []runtime.Object{node()}
+	for i := range n {
+		name := fmt.Sprintf("svc-%d", i)
+		objs = append(objs, service(name), slice(name+"-1", name, "10.0.1.1"))
+	}
+	// Handlers slower than the store: the informers sync well before the
+	// handlers are through.
+	beforeRecord = func() { time.Sleep(time.Millisecond) }
+	t.Cleanup(func() { beforeRecord = func() {} })
+	h := newHarness(t, objs...)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- h.agent.Run(ctx) }()
+	in := <-h.dp.synced
+	cancel()
+	<-done
+	if len(in.Snapshot.Services) != n || len(in.Snapshot.Slices) != n {
+		t.Errorf("first sync: %d Services, %d slices; want %d each", len(in.Snapshot.Services), len(in.Snapshot.Slices), n)
 	}
 }
