@@ -10,10 +10,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	osexec "os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -81,54 +79,4 @@ func rss(pid int) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
-}
-
-// apiServerProcess finds kube-apiserver among the processes of ns and
-// returns its pid and command line, to stop it and start it again as it was.
-func apiServerProcess(t *testing.T, ns *lab.NS) (int, []string) {
-	t.Helper()
-	out, err := osexec.Command("ip", "netns", "pids", ns.Name).Output()
-	if err != nil {
-		t.Fatalf("ip netns pids %s: %v", ns.Name, err)
-	}
-	for _, f := range strings.Fields(string(out)) {
-		pid, _ := strconv.Atoi(f)
-		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-		// comm is the executable's name cut to 15 bytes.
-		if !strings.HasPrefix(strings.TrimSpace(string(comm)), "kube-apiserver") {
-			continue
-		}
-		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return pid, strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
-	}
-	t.Fatalf("no kube-apiserver in namespace %s", ns.Name)
-	return 0, nil
-}
-
-// killProcess kills pid with SIGKILL, as a crash or a lost machine would
-// stop it (a SIGTERM'd kube-apiserver drains its watches for a long
-// while), and waits until it is gone.
-func killProcess(t *testing.T, pid int) {
-	t.Helper()
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		// The harness reaps its own child; until then it is a zombie.
-		if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err != nil || zombie(string(st)) {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("pid %d still there 30 s after SIGKILL", pid)
-}
-
-// zombie reads the state field of /proc/PID/stat.
-func zombie(stat string) bool {
-	i := strings.LastIndexByte(stat, ')')
-	return i > 0 && len(stat) > i+2 && stat[i+2] == 'Z'
 }

@@ -5,7 +5,6 @@ package agentfailure
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -27,7 +26,7 @@ const (
 	resumeTimeout = 3 * time.Minute
 )
 
-// TestAPIServerOutage kills kube-apiserver and keeps it down for a minute
+// TestAPIServerOutage stops kube-apiserver and keeps it down for a minute
 // (etcd keeps running) while nftproxy runs: traffic keeps flowing on the rules already
 // programmed and nftproxy keeps running. A client that keeps retrying a
 // change during the outage (as a controller would) gets it through when
@@ -42,8 +41,7 @@ func TestAPIServerOutage(t *testing.T) {
 	env.Create(t, e2e.Slice("web", "http", b[0].IPv4))
 	e2e.Eventually(t, "web answered by pod 0", env.AnsweredBy(web, 5, b[0].Name))
 
-	pid, args := apiServerProcess(t, env.API.NS)
-	killProcess(t, pid)
+	env.API.StopAPIServer(t)
 	start := time.Now()
 	retried := make(chan error, 1)
 	go func() { retried <- retryUntilUp(env, e2e.Slice("web", "http", b[1].IPv4, b[2].IPv4)) }()
@@ -58,11 +56,7 @@ func TestAPIServerOutage(t *testing.T) {
 	}
 
 	restart := time.Now()
-	env.API.NS.StartLogged(t, "kube-apiserver (restarted)", filepath.Join(t.TempDir(), "kube-apiserver.log"), args...)
-	e2e.Eventually(t, "the API server is back", func() error {
-		_, err := env.Kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(env.Ctx)
-		return err
-	})
+	env.API.StartAPIServer(t)
 	t.Logf("API server down %v, ready %v after its restart", restart.Sub(start).Round(time.Second), time.Since(restart).Round(time.Second))
 	if err := <-retried; err != nil {
 		t.Fatalf("the change retried during the outage: %v", err)
