@@ -49,17 +49,9 @@ func newWatches(client kubernetes.Interface, nodeName string) watches {
 	inf.slices = inf.cluster.Discovery().V1().EndpointSlices().Informer()
 	inf.nodes = inf.node.Core().V1().Nodes().Informer()
 	for _, i := range []cache.SharedIndexInformer{inf.services, inf.slices, inf.nodes} {
-		// managedFields are a large part of every object and never read.
-		_ = i.SetTransform(dropManagedFields)
+		_ = i.SetTransform(trim) // fails only once started
 	}
 	return inf
-}
-
-func dropManagedFields(obj any) (any, error) {
-	if m, ok := obj.(metav1.Object); ok {
-		m.SetManagedFields(nil)
-	}
-	return obj, nil
 }
 
 func (inf *watches) start(ctx context.Context) {
