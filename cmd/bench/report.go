@@ -26,6 +26,9 @@ func writeSyncReport(w io.Writer, m *machine, c syncConfig, all []sizeResult) {
 	fmt.Fprintln(w, "\nTimes are wall clock, with the process's user CPU (our code) and system CPU (mostly the kernel")
 	fmt.Fprintln(w, "committing the netlink transaction, which runs in our thread) in brackets, then the operations and")
 	fmt.Fprintln(w, "bytes sent in the transaction.")
+	if c.memLimit != "" {
+		writeLimitedTable(w, c.memLimit, all)
+	}
 	if c.baseline {
 		writeBaselineTable(w, all)
 	}
@@ -44,6 +47,19 @@ func medianCost(runs []runResult, get func(runResult) cost, ops bool) string {
 		s += fmt.Sprintf(", %d ops, %s", get(runs[0]).Ops, byteSize(get(runs[0]).Bytes))
 	}
 	return s
+}
+
+// writeLimitedTable shows what Go's soft memory limit trades: peak memory
+// for garbage-collection CPU.
+func writeLimitedTable(w io.Writer, limit string, all []sizeResult) {
+	fmt.Fprintf(w, "\nThe same runs with GOMEMLIMIT=%s in the environment (Go's soft memory limit, an operator's knob):\n\n", limit)
+	fmt.Fprintln(w, "| cluster | first full sync | peak RSS | without the limit: first full sync | peak RSS |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
+	for _, r := range all {
+		fmt.Fprintf(w, "| %s | %s | %.0f MiB | %s | %.0f MiB |\n", r.size,
+			medianCost(r.limited, func(x runResult) cost { return x.FullSync }, false), median(r.rssLim),
+			medianCost(r.runs, func(x runResult) cost { return x.FullSync }, false), median(r.rss))
+	}
 }
 
 func writeBaselineTable(w io.Writer, all []sizeResult) {

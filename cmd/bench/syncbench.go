@@ -23,6 +23,7 @@ type syncConfig struct {
 	kpTimeout time.Duration
 	kpMax     int
 	kpOnce    int
+	memLimit  string
 }
 
 func parseSyncFlags(args []string) (syncConfig, error) {
@@ -33,10 +34,11 @@ func parseSyncFlags(args []string) (syncConfig, error) {
 	kpTimeout := fs.Duration("baseline-timeout", 5*time.Minute, "give up on one kube-proxy-shape load after this long")
 	kpMax := fs.Int("baseline-max-services", 10000, "skip kube-proxy's shape above this many Services (the load grows with the square of the Services)")
 	kpOnce := fs.Int("baseline-once-above", 5000, "load kube-proxy's shape once only, not -runs times, above this many Services: it takes minutes")
+	memLimit := fs.String("memlimit", "150MiB", "also run each size with this GOMEMLIMIT (Go's soft memory limit, which an operator may set); \"\" to skip")
 	if err := fs.Parse(args); err != nil {
 		return syncConfig{}, err
 	}
-	c := syncConfig{runs: *runs, baseline: *baseline, kpTimeout: *kpTimeout, kpMax: *kpMax, kpOnce: *kpOnce}
+	c := syncConfig{runs: *runs, baseline: *baseline, kpTimeout: *kpTimeout, kpMax: *kpMax, kpOnce: *kpOnce, memLimit: *memLimit}
 	var err error
 	c.sizes, err = parseSizes(*sizes)
 	if c.runs < 1 {
@@ -50,6 +52,8 @@ type sizeResult struct {
 	size     size
 	runs     []runResult
 	rss      []float64 // peak resident memory of each child, MiB
+	limited  []runResult
+	rssLim   []float64 // the same with GOMEMLIMIT set
 	kpFull   []cost    // a timed-out run counts as the timeout
 	kpChange []cost
 	kpFailed string // why the baseline is missing or incomplete
@@ -82,12 +86,21 @@ func measureSize(c syncConfig, s size) (sizeResult, error) {
 	r := sizeResult{size: s}
 	for i := range c.runs {
 		progress("size %s: our run %d/%d", s, i+1, c.runs)
-		run, rss, err := syncChild(s)
+		run, rss, err := syncChild(s, "")
 		if err != nil {
 			return r, err
 		}
 		r.runs = append(r.runs, run)
 		r.rss = append(r.rss, rss)
+	}
+	for i := 0; c.memLimit != "" && i < c.runs; i++ {
+		progress("size %s: our run %d/%d with GOMEMLIMIT=%s", s, i+1, c.runs, c.memLimit)
+		run, rss, err := syncChild(s, c.memLimit)
+		if err != nil {
+			return r, err
+		}
+		r.limited = append(r.limited, run)
+		r.rssLim = append(r.rssLim, rss)
 	}
 	switch {
 	case !c.baseline:
@@ -99,9 +112,10 @@ func measureSize(c syncConfig, s size) (sizeResult, error) {
 	return r, nil
 }
 
-// syncChild runs `bench sync-once` in a child process and returns its
-// figures and its peak resident memory (ru_maxrss, the child's VmHWM).
-func syncChild(s size) (runResult, float64, error) {
+// syncChild runs `bench sync-once` in a child process, with GOMEMLIMIT set
+// to memLimit unless it is "", and returns its figures and its peak
+// resident memory (ru_maxrss, the child's VmHWM).
+func syncChild(s size, memLimit string) (runResult, float64, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return runResult{}, 0, err
@@ -109,6 +123,10 @@ func syncChild(s size) (runResult, float64, error) {
 	var out bytes.Buffer
 	cmd := exec.Command(self, "sync-once", "-size", s.String())
 	cmd.Stdout, cmd.Stderr = &out, os.Stderr
+	cmd.Env = os.Environ()
+	if memLimit != "" {
+		cmd.Env = append(cmd.Env, "GOMEMLIMIT="+memLimit)
+	}
 	if err := cmd.Run(); err != nil {
 		return runResult{}, 0, fmt.Errorf("child: %w", err)
 	}
