@@ -71,7 +71,8 @@ func TestKillDuringApply(t *testing.T) {
 		if state == mixed {
 			t.Fatalf("kill -9 after %v left a ruleset that is neither before nor after", delay)
 		}
-		if state == stateBefore {
+		if state == stateBefore && counts[stateBefore] == 1 {
+			// Once is enough to show that the next run converges.
 			ns.MustExec(t, bin, "apply", "-f", after)
 			if got := classify(t, ns, refBefore, refAfter); got != stateAfter {
 				t.Fatalf("apply after the kill: kernel holds %s, want after", got)
