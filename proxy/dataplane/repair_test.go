@@ -119,4 +119,8 @@ func TestResyncWithoutChangeRepairsNothing(t *testing.T) {
 	if res := mustSync(t, d, f, input(snap)); res.Repaired || res.Ops != 0 {
 		t.Fatalf("sync after foreign commits: %+v, want nothing", res)
 	}
+	f.Gen++ // again, now with nothing pending, as a Watch-triggered sync
+	if res := mustSync(t, d, f, input(snap, []string{}...)); res.Repaired || res.Ops != 0 {
+		t.Fatalf("watch-triggered sync after a foreign commit: %+v, want nothing", res)
+	}
 }
