@@ -83,6 +83,9 @@ func daemon(ctx context.Context, cfg *config.Configuration, master string) error
 		return err
 	}
 	defer closeHooks()
+	if limit, ok := setMemoryLimit(); ok {
+		klog.InfoS("Go memory limit set from the container's", "bytes", limit)
+	}
 	klog.InfoS("Starting nftproxy", "version", version, "node", nodeName)
 	return agent.New(agent.Config{
 		Client: client, NodeName: nodeName, Proxy: cfg, Dataplane: dataplane.New(k),

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"runtime/debug"
 	"time"
 
 	"github.com/nftproxy/nftproxy/proxy"
@@ -93,6 +94,12 @@ func (a *Agent) succeeded(in dataplane.Input, res dataplane.Result, change track
 		h.AfterSync(a.prev, in.Snapshot, in.Node)
 	}
 	a.prev = in.Snapshot
+	if res.Full {
+		// A full transaction leaves ~100 MB of garbage at 10,000 Services
+		// (the netlink batch, the plan); hand it back to the kernel now
+		// rather than over minutes: one GC, ~20 ms at that size.
+		debug.FreeOSMemory()
+	}
 }
 
 // observe updates the metrics of a successful sync.
