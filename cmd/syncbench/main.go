@@ -37,7 +37,7 @@ func main() {
 	endpoints := flag.Int("endpoints", 10, "endpoints per Service")
 	runs := flag.Int("runs", 5, "runs per figure; the median is printed")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the first run's first Sync and one-endpoint syncs to FILE")
-	flag.StringVar(&memprofile, "memprofile", "", "write the first run's heap profile (allocs), taken after its first Sync, to FILE")
+	flag.StringVar(&memprofile, "memprofile", "", "write the first run's heap profile (allocs) after its first Sync to FILE, and after its Read to FILE.read")
 	flag.Parse()
 	if err := run(*services, *endpoints, *runs, *cpuprofile); err != nil {
 		fmt.Fprintln(os.Stderr, "syncbench:", err)
@@ -155,7 +155,6 @@ func measure(k *kernel.Kernel, services, endpoints int, cpuprofile string) (figu
 		if err := writeHeapProfile(memprofile); err != nil {
 			return f, err
 		}
-		memprofile = ""
 	}
 	f.readMem, err = measureMemory(func() (err error) {
 		f.read = timed(func() { _, err = k.Read() })
@@ -163,6 +162,13 @@ func measure(k *kernel.Kernel, services, endpoints int, cpuprofile string) (figu
 	})
 	if err != nil {
 		return f, fmt.Errorf("read: %w", err)
+	}
+	if memprofile != "" {
+		// Against the first: go tool pprof -base FILE FILE.read
+		if err := writeHeapProfile(memprofile + ".read"); err != nil {
+			return f, err
+		}
+		memprofile = ""
 	}
 	// One endpoint of one Service moves, several times; the last counts.
 	for i := range 5 {
