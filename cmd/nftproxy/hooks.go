@@ -22,6 +22,7 @@ import (
 // unhealthy, as kube-proxy's do.
 func hooks(cfg *config.Configuration, health *healthz.Server) ([]proxy.SyncHook, func(), error) {
 	logger := klog.Background()
+	setConntrackTimeouts(conntrack.SysctlRoot, cfg.Conntrack, logger.WithName("sysctl"))
 	hc := healthcheck.NewHook(healthcheck.Config{Healthy: health.Healthy, Logger: logger.WithName("healthcheck")})
 	list := []proxy.SyncHook{hc}
 	closers := []func() error{func() error { hc.Close(); return nil }}
