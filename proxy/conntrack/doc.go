@@ -21,4 +21,10 @@
 //     Service just got its first endpoint.
 //
 // TCP and SCTP need nothing: their connections end when the endpoint does.
+//
+// # Timeouts
+//
+// SetTimeouts writes the configured conntrack TCP timeouts (established,
+// CLOSE_WAIT) to their sysctls at start, as kube-proxy does, each only when
+// it differs from the current value.
 package conntrack
