@@ -56,6 +56,10 @@ func writeLimitedTable(w io.Writer, limit string, all []sizeResult) {
 	fmt.Fprintln(w, "| cluster | first full sync | peak RSS | without the limit: first full sync | peak RSS |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	for _, r := range all {
+		if len(r.limited) == 0 {
+			fmt.Fprintf(w, "| %s | not measured (-memlimit-max-services) | - | - | - |\n", r.size)
+			continue
+		}
 		fmt.Fprintf(w, "| %s | %s | %.0f MiB | %s | %.0f MiB |\n", r.size,
 			medianCost(r.limited, func(x runResult) cost { return x.FullSync }, false), median(r.rssLim),
 			medianCost(r.runs, func(x runResult) cost { return x.FullSync }, false), median(r.rss))

@@ -24,6 +24,7 @@ type syncConfig struct {
 	kpMax     int
 	kpOnce    int
 	memLimit  string
+	memMax    int
 }
 
 func parseSyncFlags(args []string) (syncConfig, error) {
@@ -35,10 +36,12 @@ func parseSyncFlags(args []string) (syncConfig, error) {
 	kpMax := fs.Int("baseline-max-services", 10000, "skip kube-proxy's shape above this many Services (the load grows with the square of the Services)")
 	kpOnce := fs.Int("baseline-once-above", 5000, "load kube-proxy's shape once only, not -runs times, above this many Services: it takes minutes")
 	memLimit := fs.String("memlimit", "150MiB", "also run each size with this GOMEMLIMIT (Go's soft memory limit, which an operator may set); \"\" to skip")
+	memMax := fs.Int("memlimit-max-services", 10000, "skip the -memlimit runs above this many Services: when the live heap exceeds the limit, the collector runs nearly all the time")
 	if err := fs.Parse(args); err != nil {
 		return syncConfig{}, err
 	}
-	c := syncConfig{runs: *runs, baseline: *baseline, kpTimeout: *kpTimeout, kpMax: *kpMax, kpOnce: *kpOnce, memLimit: *memLimit}
+	c := syncConfig{runs: *runs, baseline: *baseline, kpTimeout: *kpTimeout, kpMax: *kpMax, kpOnce: *kpOnce,
+		memLimit: *memLimit, memMax: *memMax}
 	var err error
 	c.sizes, err = parseSizes(*sizes)
 	if c.runs < 1 {
@@ -93,7 +96,7 @@ func measureSize(c syncConfig, s size) (sizeResult, error) {
 		r.runs = append(r.runs, run)
 		r.rss = append(r.rss, rss)
 	}
-	for i := 0; c.memLimit != "" && i < c.runs; i++ {
+	for i := 0; c.memLimit != "" && s.services <= c.memMax && i < c.runs; i++ {
 		progress("size %s: our run %d/%d with GOMEMLIMIT=%s", s, i+1, c.runs, c.memLimit)
 		run, rss, err := syncChild(s, c.memLimit)
 		if err != nil {
