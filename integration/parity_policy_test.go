@@ -6,8 +6,8 @@ import (
 	"encoding/hex"
 	"net/netip"
 	"os"
-	"regexp"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
