@@ -9,12 +9,20 @@ if [ "$(id -u)" != 0 ]; then
 	echo "demo: needs root (network namespaces, nftables): sudo make demo" >&2
 	exit 1
 fi
-for tool in ip nft etcd; do
-	if ! command -v "$tool" >/dev/null; then
-		echo "demo: $tool not found; on Debian: apt-get install iproute2 nftables etcd-server" >&2
+# On a fresh Debian machine, install what is missing (ip, nft, etcd).
+missing=()
+for pair in ip:iproute2 nft:nftables etcd:etcd-server; do
+	command -v "${pair%%:*}" >/dev/null || missing+=("${pair#*:}")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	if ! command -v apt-get >/dev/null; then
+		echo "demo: missing ${missing[*]} and no apt-get to install them" >&2
 		exit 1
 	fi
-done
+	echo "demo: installing ${missing[*]}" >&2
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
 hack/build.sh >&2
 export NFTPROXY="$PWD/bin/nftproxy"
 KUBE_APISERVER="$(hack/kube-apiserver.sh)"
