@@ -3,6 +3,8 @@ package nft
 import (
 	"fmt"
 	"net/netip"
+
+	"github.com/nftproxy/nftproxy/proxy/model"
 )
 
 // Options are the settings of the compiler that do not come from the
@@ -48,6 +50,18 @@ func (o Options) localCIDRs(f Family) []netip.Prefix {
 		if FamilyOf(p.Addr()) == f {
 			out = append(out, p)
 		}
+	}
+	return out
+}
+
+// NodePortIPs returns the addresses of both families that accept NodePort
+// traffic on node: what the nodeport-ips sets hold. The health-check node
+// port servers listen on the same addresses, as kube-proxy's do.
+func (o Options) NodePortIPs(node model.Node) []netip.Addr {
+	n := nodeInfo{name: node.Name, ips: node.IPs}
+	var out []netip.Addr
+	for _, f := range Families {
+		out = append(out, o.nodePortIPs(n, f)...)
 	}
 	return out
 }

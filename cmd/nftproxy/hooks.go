@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 
 	"k8s.io/klog/v2"
 
@@ -11,19 +12,24 @@ import (
 	"github.com/nftproxy/nftproxy/proxy/conntrack"
 	"github.com/nftproxy/nftproxy/proxy/healthcheck"
 	"github.com/nftproxy/nftproxy/proxy/healthz"
+	"github.com/nftproxy/nftproxy/proxy/model"
 )
 
 // hooks returns the work that follows every successful sync, and a function
 // that releases what they hold.
 //
-// The healthCheckNodePort servers listen on every address (kube-proxy listens
-// on the NodePort addresses; with the default "primary" those are only known
-// once the Node is read). They answer 503 while the agent itself is
-// unhealthy, as kube-proxy's do.
+// The healthCheckNodePort servers listen on the NodePort addresses, as
+// kube-proxy's do; with the default "primary" those follow the Node object,
+// so they are worked out at every sync. They answer 503 while the agent
+// itself is unhealthy.
 func hooks(cfg *config.Configuration, health *healthz.Server) ([]proxy.SyncHook, func(), error) {
 	logger := klog.Background()
 	setConntrackTimeouts(conntrack.SysctlRoot, cfg.Conntrack, logger.WithName("sysctl"))
-	hc := healthcheck.NewHook(healthcheck.Config{Healthy: health.Healthy, Logger: logger.WithName("healthcheck")})
+	hc := healthcheck.NewHook(healthcheck.Config{
+		Addrs:   func(n model.Node) []netip.Addr { return proxy.CompilerOptions(cfg, n).NodePortIPs(n) },
+		Healthy: health.Healthy,
+		Logger:  logger.WithName("healthcheck"),
+	})
 	list := []proxy.SyncHook{hc}
 	closers := []func() error{func() error { hc.Close(); return nil }}
 	if cfg.Conntrack.UDPStaleEntryCleanup {

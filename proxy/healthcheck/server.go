@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -18,10 +19,10 @@ import (
 
 // Config says where servers listen and how healthy the proxy is.
 type Config struct {
-	// Addrs are the addresses servers listen on (the NodePort addresses);
-	// none means every address of the node, like kube-proxy without
-	// nodePortAddresses.
-	Addrs []netip.Addr
+	// Addrs returns the addresses servers listen on for node (the NodePort
+	// addresses), asked at every sync since they follow the Node object.
+	// nil, or no address, means every address of the node.
+	Addrs func(node model.Node) []netip.Addr
 	// Healthy reports whether the proxy itself is healthy (its /healthz);
 	// nil means always.
 	Healthy func() bool
@@ -31,6 +32,7 @@ type Config struct {
 // Hook runs one HTTP server per health-check node port.
 type Hook struct {
 	cfg     Config
+	addrs   []netip.Addr // what the running servers listen on
 	mu      sync.Mutex
 	state   map[uint16]service // guarded by mu; read by handlers
 	servers map[uint16]*http.Server
@@ -53,6 +55,10 @@ func (h *Hook) AfterSync(_, cur *model.Snapshot, node model.Node) {
 	h.mu.Lock()
 	h.state = want
 	h.mu.Unlock()
+	if addrs := h.listenAddrs(node); !slices.Equal(addrs, h.addrs) {
+		h.Close() // the node's addresses changed: listen again on the new ones
+		h.addrs = addrs
+	}
 	for port, srv := range h.servers {
 		if _, ok := want[port]; !ok {
 			_ = srv.Close()
@@ -72,13 +78,20 @@ func (h *Hook) AfterSync(_, cur *model.Snapshot, node model.Node) {
 	}
 }
 
-// start listens on port on every configured address; one server serves
-// all its listeners.
+func (h *Hook) listenAddrs(node model.Node) []netip.Addr {
+	if h.cfg.Addrs == nil {
+		return nil
+	}
+	return h.cfg.Addrs(node)
+}
+
+// start listens on port on every address of h.addrs (all addresses when
+// there are none); one server serves all its listeners.
 func (h *Hook) start(port uint16) (*http.Server, error) {
 	addrs := []string{":" + strconv.Itoa(int(port))}
-	if len(h.cfg.Addrs) > 0 {
+	if len(h.addrs) > 0 {
 		addrs = addrs[:0]
-		for _, a := range h.cfg.Addrs {
+		for _, a := range h.addrs {
 			addrs = append(addrs, netip.AddrPortFrom(a, port).String())
 		}
 	}

@@ -73,7 +73,7 @@ func want(code int, local float64, healthy bool) answer {
 func TestHook(t *testing.T) {
 	port := freePort(t)
 	healthy := true
-	h := NewHook(Config{Addrs: []netip.Addr{loopback}, Healthy: func() bool { return healthy }, Logger: klog.Background()})
+	h := NewHook(Config{Addrs: func(model.Node) []netip.Addr { return []netip.Addr{loopback} }, Healthy: func() bool { return healthy }, Logger: klog.Background()})
 	defer h.Close()
 	node := model.Node{Name: "node-1"}
 	steps := []struct {
@@ -106,3 +106,31 @@ func TestHook(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestHookFollowsNodeAddresses checks that servers listen only on the
+// addresses Addrs gives for the Node, and move when the Node's do.
+func TestHookFollowsNodeAddresses(t *testing.T) {
+	port := freePort(t)
+	h := NewHook(Config{Addrs: func(n model.Node) []netip.Addr { return n.IPs }, Logger: klog.Background()})
+	defer h.Close()
+	first, second := netip.MustParseAddr("127.0.0.2"), netip.MustParseAddr("127.0.0.3")
+	snap := snapshot(port, "node-1")
+	for _, step := range []struct{ on, off netip.Addr }{{first, second}, {second, first}} {
+		h.AfterSync(nil, snap, model.Node{Name: "node-1", IPs: []netip.Addr{step.on}})
+		if !listening(step.on, port) {
+			t.Errorf("node address %s: nothing listens on it", step.on)
+		}
+		if listening(step.off, port) {
+			t.Errorf("node address %s: still listening on %s", step.on, step.off)
+		}
+	}
+}
+
+func listening(a netip.Addr, port uint16) bool {
+	c, err := net.DialTimeout("tcp", netip.AddrPortFrom(a, port).String(), 2*time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
