@@ -140,14 +140,19 @@ func (k *Kernel) readChains(t *nft.Table, kt *nftables.Table) error {
 	if err != nil {
 		return fmt.Errorf("list chains: %w", err)
 	}
-	rules, err := k.readRules(t.Family)
+	var ours []*nftables.Chain
+	var names []string
+	for _, kc := range chains {
+		if kc.Table.Name == kt.Name {
+			ours = append(ours, kc)
+			names = append(names, kc.Name)
+		}
+	}
+	rules, err := k.readRules(t.Family, names)
 	if err != nil {
 		return err
 	}
-	for _, kc := range chains {
-		if kc.Table.Name != kt.Name {
-			continue
-		}
+	for _, kc := range ours {
 		t.Chains = append(t.Chains, &nft.Chain{Name: kc.Name, Base: decodeBase(kc), Rules: rules[kc.Name]})
 	}
 	return nil
