@@ -4,10 +4,8 @@ package agentfailure
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -33,7 +31,7 @@ func startAgent(t *testing.T, env *e2e.Env, extra ...string) *lab.Process {
 // scrape reads one metric (a counter, gauge or a histogram's _count) from
 // the agent in ns; labels are not supported.
 func scrape(ns *lab.NS, name string) (float64, error) {
-	client := http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: dialIn(ns)}}
+	client := http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: ns.DialContext}}
 	resp, err := client.Get("http://" + metricsAddr + "/metrics")
 	if err != nil {
 		return 0, fmt.Errorf("scrape: %w", err)
@@ -51,19 +49,6 @@ func findMetric(r io.Reader, name string) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("metric %s not found", name)
-}
-
-// dialIn creates each connection on a thread inside ns.
-func dialIn(ns *lab.NS) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		var c net.Conn
-		err := ns.Do(func() (err error) {
-			var d net.Dialer
-			c, err = d.DialContext(ctx, network, addr)
-			return err
-		})
-		return c, err
-	}
 }
 
 // rss returns the resident set size of process pid, in bytes.

@@ -20,11 +20,9 @@ const buildTimeout = 60 * time.Minute
 // module is the main module's path, to find the repository root.
 const module = "github.com/nftproxy/nftproxy"
 
-var kubeAPIServer struct {
-	once sync.Once
-	path string
-	err  error
-}
+// kubeAPIServer finds (and, the first time, builds) kube-apiserver once
+// per process.
+var kubeAPIServer = sync.OnceValues(findKubeAPIServer)
 
 // etcdBinary returns etcd's path, skipping the test when it is missing.
 func etcdBinary(t testing.TB) string {
@@ -41,12 +39,11 @@ func etcdBinary(t testing.TB) string {
 // once per process.
 func kubeAPIServerBinary(t testing.TB) string {
 	t.Helper()
-	k := &kubeAPIServer
-	k.once.Do(func() { k.path, k.err = findKubeAPIServer() })
-	if k.err != nil {
-		t.Fatalf("kube-apiserver: %v", k.err)
+	path, err := kubeAPIServer()
+	if err != nil {
+		t.Fatalf("kube-apiserver: %v", err)
 	}
-	return k.path
+	return path
 }
 
 func findKubeAPIServer() (string, error) {

@@ -1,9 +1,6 @@
 package apiserver
 
 import (
-	"context"
-	"net"
-
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -23,21 +20,7 @@ func restConfig(ns *lab.NS, p *pki) *rest.Config {
 		},
 		QPS:   1000,
 		Burst: 2000,
-		Dial:  dialer(ns),
-	}
-}
-
-// dialer creates each socket on a thread inside ns; the connection stays in
-// ns for its whole life.
-func dialer(ns *lab.NS) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		var c net.Conn
-		err := ns.Do(func() (err error) {
-			var d net.Dialer
-			c, err = d.DialContext(ctx, network, addr)
-			return err
-		})
-		return c, err
+		Dial:  ns.DialContext,
 	}
 }
 

@@ -130,20 +130,17 @@ func reportExit(t testing.TB, p *lab.Process) {
 	}
 }
 
-var binary struct {
-	once sync.Once
-	path string
-	err  error
-}
+// binary finds or builds nftproxy once per test process.
+var binary = sync.OnceValues(findBinary)
 
 // Binary returns $NFTPROXY or an nftproxy built once per test process.
 func Binary(t testing.TB) string {
 	t.Helper()
-	binary.once.Do(func() { binary.path, binary.err = findBinary() })
-	if binary.err != nil {
-		t.Fatalf("nftproxy binary: %v", binary.err)
+	path, err := binary()
+	if err != nil {
+		t.Fatalf("nftproxy binary: %v", err)
 	}
-	return binary.path
+	return path
 }
 
 func findBinary() (string, error) {

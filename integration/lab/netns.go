@@ -1,8 +1,10 @@
 package lab
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -89,4 +91,17 @@ func (ns *NS) Sysctl(t testing.TB, key, value string) {
 	if err != nil {
 		t.Fatalf("%s: sysctl %s=%s: %v", ns.Name, key, value, err)
 	}
+}
+
+// DialContext connects from inside ns: the socket is created on a thread
+// switched into ns and stays there for the connection's life. Its signature
+// fits net/http's Transport.DialContext and client-go's rest.Config.Dial.
+func (ns *NS) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	var c net.Conn
+	err := ns.Do(func() (err error) {
+		var d net.Dialer
+		c, err = d.DialContext(ctx, network, addr)
+		return err
+	})
+	return c, err
 }

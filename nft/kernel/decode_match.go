@@ -111,32 +111,15 @@ func prefixLen(b byte) int {
 
 // decodeLookup reads the key loads of a set lookup or verdict-map lookup.
 func decodeLookup(f nft.Family, ex []expr.Any) (nft.Stmt, int) {
-	var keys []nft.Field
-	for i, e := range ex {
-		switch e := e.(type) {
-		case *expr.Payload:
-			field, ok := addrField(f, e)
-			_, full := addrOffset(f, field)
-			switch {
-			case ok && e.Len == full:
-				keys = append(keys, field)
-			case isDport(e):
-				keys = append(keys, nft.Dport)
-			default:
-				return nil, 0
-			}
-		case *expr.Meta:
-			if e.Key != expr.MetaKeyL4PROTO || e.SourceRegister {
-				return nil, 0
-			}
-			keys = append(keys, nft.L4Proto)
-		case *expr.Lookup:
-			return lookupStmt(keys, e, i)
-		default:
-			return nil, 0
-		}
+	keys, n := decodeKeys(f, ex)
+	if n == len(ex) {
+		return nil, 0
 	}
-	return nil, 0
+	l, ok := ex[n].(*expr.Lookup)
+	if !ok {
+		return nil, 0
+	}
+	return lookupStmt(keys, l, n)
 }
 
 func lookupStmt(keys []nft.Field, l *expr.Lookup, i int) (nft.Stmt, int) {
