@@ -1,6 +1,9 @@
 package nft
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Applier commits plans: all of a plan's operations or none of them.
 type Applier interface {
@@ -28,3 +31,33 @@ func (e *OpError) Error() string {
 }
 
 func (e *OpError) Unwrap() error { return e.Err }
+
+// ConflictError is a plan refused because the ruleset is no longer at the
+// generation the plan was made from (Plan.Gen): somebody else committed in
+// between. Nothing of the plan was applied. The remedy is to read the
+// tables again and make a new plan, never to resend this one.
+type ConflictError struct {
+	Gen uint32 // the generation the plan was made from
+	Err error  // the kernel's errno (ERESTART); nil from the Fake
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("ruleset changed after generation %d, which the plan was made from", e.Gen)
+}
+
+func (e *ConflictError) Unwrap() error { return e.Err }
+
+// IsConflict reports whether err is, or wraps, a *ConflictError.
+func IsConflict(err error) bool {
+	var c *ConflictError
+	return errors.As(err, &c)
+}
+
+// NextGeneration is the generation that follows gen: the one a transaction
+// committed at gen produces. The kernel's counter skips 0 when it wraps.
+func NextGeneration(gen uint32) uint32 {
+	if gen++; gen == 0 {
+		return 1
+	}
+	return gen
+}

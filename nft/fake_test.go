@@ -53,3 +53,24 @@ func TestFakeRejectsLikeTheKernel(t *testing.T) {
 		})
 	}
 }
+
+// A plan made from another generation than the current one is refused
+// whole, as the kernel refuses a batch sealed with a stale generation.
+func TestFakeRefusesPlanFromOtherGeneration(t *testing.T) {
+	f := nft.NewFake()
+	before := compile(cluster(5, 2))
+	converge(t, f, nil, before)
+	snapshot := canonical(f.Ruleset)
+	p := nft.Diff(before, compile(cluster(9, 2)))
+	p.Gen = f.Gen - 1
+	if err := f.Apply(p); !nft.IsConflict(err) {
+		t.Fatalf("Apply = %v, want a conflict", err)
+	}
+	if diff := cmp.Diff(snapshot, canonical(f.Ruleset)); diff != "" {
+		t.Fatalf("a refused plan changed the ruleset (-before +after):\n%s", diff)
+	}
+	p.Gen = f.Gen
+	if err := f.Apply(p); err != nil {
+		t.Fatalf("Apply at the current generation = %v", err)
+	}
+}

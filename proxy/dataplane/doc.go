@@ -16,6 +16,13 @@
 // the Services that differ, so that a periodic resync never holds two
 // compiled clusters at once.
 //
+// Every plan carries the generation it was made from (nft.Plan.Gen), and
+// the kernel commits it only while the ruleset is still at that generation.
+// When somebody else commits between our reading of the generation and our
+// commit, the kernel refuses the batch and nothing of it applies; the Sync
+// reads our tables back and commits a plan from what they hold now
+// (Result.Replanned), never the old plan on top of the other commit.
+//
 // A failed transaction, or any error around one, marks the mirror unknown:
 // the next Sync compiles from scratch and replaces our tables whole, in one
 // transaction (add, delete, add the table), which is valid whatever the
