@@ -135,7 +135,7 @@ func TestDataplaneTakesOverKubeProxyTable(t *testing.T) {
 }
 
 // TestDataplaneIncrementalMatchesKernel: partial syncs of random endpoint
-// changes, each sent as the few operations Compiled.Update plans, leave the
+// changes, each sent as the few operations Tables.Update plans, leave the
 // kernel holding exactly what a fresh compile gives.
 func TestDataplaneIncrementalMatchesKernel(t *testing.T) {
 	c := lab.NewCluster(t, 0)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/nftproxy/nftproxy/integration/lab"
 	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/nft/kernel"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
@@ -36,7 +37,7 @@ const namespace = "test"
 type proxy struct {
 	k         *kernel.Kernel
 	node      model.Node
-	opts      nft.Options
+	opts      compile.Options
 	committed nft.Ruleset
 }
 
@@ -50,7 +51,7 @@ func newProxy(t *testing.T, c *lab.Cluster) *proxy {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = k.Close() })
-	opts := nft.DefaultOptions()
+	opts := compile.DefaultOptions()
 	opts.LocalCIDRs = []netip.Prefix{lab.ClusterCIDRv4, lab.ClusterCIDRv6}
 	node := model.Node{Name: "node-1", IPs: []netip.Addr{c.NodeIPv4, c.NodeIPv6}}
 	return &proxy{k: k, node: node, opts: opts}
@@ -72,7 +73,7 @@ func (p *proxy) sync(t *testing.T, snap model.Snapshot) *nft.Plan {
 // compile compiles snap for the proxy's node, failing on any problem.
 func (p *proxy) compile(t *testing.T, snap model.Snapshot) nft.Ruleset {
 	t.Helper()
-	rs, problems := nft.Compile(&snap, p.node, p.opts)
+	rs, problems := compile.Ruleset(&snap, p.node, p.opts)
 	if len(problems) > 0 {
 		t.Fatalf("compile: %v", problems)
 	}

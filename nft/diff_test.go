@@ -19,7 +19,7 @@ func converge(t *testing.T, f *nft.Fake, committed, desired nft.Ruleset) *nft.Pl
 	if err := f.Apply(p); err != nil {
 		t.Fatalf("apply: %v\nplan:\n%s", err, p.Text())
 	}
-	if diff := cmp.Diff(canonical(desired), canonical(f.Ruleset)); diff != "" {
+	if diff := cmp.Diff(desired.CanonicalText(), f.Ruleset.CanonicalText()); diff != "" {
 		t.Fatalf("after apply (-want +got):\n%s", diff)
 	}
 	return p
@@ -28,11 +28,11 @@ func converge(t *testing.T, f *nft.Fake, committed, desired nft.Ruleset) *nft.Pl
 func TestDiffOneEndpointChange(t *testing.T) {
 	snap := cluster(50, 10)
 	f := nft.NewFake()
-	before := compile(snap)
+	before := rulesetOf(snap)
 	converge(t, f, nil, before)
 
 	snap.Slices[7].Endpoints[3].Addresses[0] = netip.MustParseAddr("10.250.0.1")
-	p := converge(t, f, before, compile(snap))
+	p := converge(t, f, before, rulesetOf(snap))
 	// One flush and 10 rules for the Service's chain, plus one hairpin
 	// element out and one in.
 	if p.Full || len(p.Ops) != 13 {
@@ -48,14 +48,14 @@ func TestDiffOneEndpointChange(t *testing.T) {
 }
 
 func TestDiffNoChange(t *testing.T) {
-	rs := compile(cluster(20, 3))
-	if p := nft.Diff(rs, compile(cluster(20, 3))); !p.Empty() {
+	rs := rulesetOf(cluster(20, 3))
+	if p := nft.Diff(rs, rulesetOf(cluster(20, 3))); !p.Empty() {
 		t.Fatalf("identical rulesets gave a plan:\n%s", p.Text())
 	}
 }
 
 func TestDiffFullFromUnknown(t *testing.T) {
-	rs := compile(cluster(3, 2))
+	rs := rulesetOf(cluster(3, 2))
 	p := nft.Diff(nil, rs)
 	if !p.Full {
 		t.Fatal("a plan from unknown state must be full")
@@ -75,7 +75,7 @@ func TestDiffServiceLifecycle(t *testing.T) {
 	var committed nft.Ruleset
 	steps := []*model.Snapshot{cluster(5, 3), cluster(8, 3), cluster(2, 3), cluster(2, 0), cluster(4, 40), {}}
 	for i, s := range steps {
-		desired := compile(s)
+		desired := rulesetOf(s)
 		p := converge(t, f, committed, desired)
 		if i > 0 && p.Full {
 			t.Errorf("step %d: plan replaced the tables; want a patch", i)
@@ -85,7 +85,7 @@ func TestDiffServiceLifecycle(t *testing.T) {
 }
 
 func TestDiffStructureChangeReplaces(t *testing.T) {
-	rs := compile(cluster(3, 2))
+	rs := rulesetOf(cluster(3, 2))
 	changed := rs.Clone()
 	changed[nft.IPv4].Sets[0].Comment = "old comment"
 	f := nft.NewFake()
@@ -101,11 +101,11 @@ func TestDiffRandomSequence(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	f := nft.NewFake()
 	snap := cluster(30, 4)
-	committed := compile(snap)
+	committed := rulesetOf(snap)
 	converge(t, f, nil, committed)
 	for step := range 200 {
 		mutate(r, snap)
-		desired := compile(snap)
+		desired := rulesetOf(snap)
 		converge(t, f, committed, desired)
 		committed = desired
 		_ = step

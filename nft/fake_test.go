@@ -11,18 +11,18 @@ import (
 
 func TestFakeIsAtomic(t *testing.T) {
 	f := nft.NewFake()
-	before := compile(cluster(5, 2))
+	before := rulesetOf(cluster(5, 2))
 	converge(t, f, nil, before)
-	snapshot := canonical(f.Ruleset)
+	snapshot := f.Ruleset.CanonicalText()
 
-	p := nft.Diff(before, compile(cluster(9, 2)))
+	p := nft.Diff(before, rulesetOf(cluster(9, 2)))
 	f.FailAt, f.FailErr = len(p.Ops)/2, errors.New("injected")
 	err := f.Apply(p)
 	var opErr *nft.OpError
 	if !errors.As(err, &opErr) || opErr.Index != len(p.Ops)/2 {
 		t.Fatalf("Apply = %v, want an OpError at %d", err, len(p.Ops)/2)
 	}
-	if diff := cmp.Diff(snapshot, canonical(f.Ruleset)); diff != "" {
+	if diff := cmp.Diff(snapshot, f.Ruleset.CanonicalText()); diff != "" {
 		t.Fatalf("a failed plan changed the ruleset (-before +after):\n%s", diff)
 	}
 	if f.Transactions != 1 {
@@ -31,7 +31,7 @@ func TestFakeIsAtomic(t *testing.T) {
 }
 
 func TestFakeRejectsLikeTheKernel(t *testing.T) {
-	rs := compile(cluster(2, 2))
+	rs := rulesetOf(cluster(2, 2))
 	tests := []struct {
 		name string
 		op   nft.Op
@@ -58,15 +58,15 @@ func TestFakeRejectsLikeTheKernel(t *testing.T) {
 // whole, as the kernel refuses a batch sealed with a stale generation.
 func TestFakeRefusesPlanFromOtherGeneration(t *testing.T) {
 	f := nft.NewFake()
-	before := compile(cluster(5, 2))
+	before := rulesetOf(cluster(5, 2))
 	converge(t, f, nil, before)
-	snapshot := canonical(f.Ruleset)
-	p := nft.Diff(before, compile(cluster(9, 2)))
+	snapshot := f.Ruleset.CanonicalText()
+	p := nft.Diff(before, rulesetOf(cluster(9, 2)))
 	p.Gen = f.Gen - 1
 	if err := f.Apply(p); !nft.IsConflict(err) {
 		t.Fatalf("Apply = %v, want a conflict", err)
 	}
-	if diff := cmp.Diff(snapshot, canonical(f.Ruleset)); diff != "" {
+	if diff := cmp.Diff(snapshot, f.Ruleset.CanonicalText()); diff != "" {
 		t.Fatalf("a refused plan changed the ruleset (-before +after):\n%s", diff)
 	}
 	p.Gen = f.Gen

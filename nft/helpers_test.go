@@ -3,9 +3,9 @@ package nft_test
 import (
 	"fmt"
 	"net/netip"
-	"sort"
 
 	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
 
@@ -36,19 +36,7 @@ func endpointAt(svc, j int) model.Endpoint {
 	return model.Endpoint{Ready: true, Addresses: []netip.Addr{netip.AddrFrom4([4]byte{10, byte(svc%200 + 1), byte(j >> 8), byte(j)})}}
 }
 
-func compile(s *model.Snapshot) nft.Ruleset {
-	rs, _ := nft.Compile(s, testNode, nft.DefaultOptions())
+func rulesetOf(s *model.Snapshot) nft.Ruleset {
+	rs, _ := compile.Ruleset(s, testNode, compile.DefaultOptions())
 	return rs
-}
-
-// canonical renders a ruleset with chains sorted by name: a patched table
-// lists new chains last, where the kernel puts them too, so order is not
-// part of what a table means.
-func canonical(rs nft.Ruleset) string {
-	c := rs.Clone()
-	for _, t := range c {
-		sort.Slice(t.Chains, func(i, j int) bool { return t.Chains[i].Name < t.Chains[j].Name })
-		sort.Slice(t.Sets, func(i, j int) bool { return t.Sets[i].Name < t.Sets[j].Name })
-	}
-	return c.Text()
 }

@@ -2,6 +2,7 @@ package nft
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -16,6 +17,19 @@ func (rs Ruleset) Text() string {
 		}
 	}
 	return b.String()
+}
+
+// CanonicalText renders rs as Text does with each table's sets and chains
+// sorted by name. A patched table lists new chains last (the kernel puts
+// them there too), so order is not part of what a table means: two
+// rulesets that hold the same render the same.
+func (rs Ruleset) CanonicalText() string {
+	c := rs.Clone()
+	for _, t := range c {
+		sort.Slice(t.Chains, func(i, j int) bool { return t.Chains[i].Name < t.Chains[j].Name })
+		sort.Slice(t.Sets, func(i, j int) bool { return t.Sets[i].Name < t.Sets[j].Name })
+	}
+	return c.Text()
 }
 
 // Text renders one table in the layout of `nft list table`.

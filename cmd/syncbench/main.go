@@ -26,7 +26,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/nft/kernel"
 	"github.com/nftproxy/nftproxy/proxy/dataplane"
 	"github.com/nftproxy/nftproxy/proxy/model"
@@ -69,7 +69,7 @@ func run(services, endpoints, runs int, cpuprofile string) error {
 	}
 	fmt.Printf("%d Services x %d endpoints, median of %d runs\n\n", services, endpoints, runs)
 	fmt.Println("| phase | wall | ops |\n|---|---|---|")
-	fmt.Printf("| compile (nft.Compile) | %v | |\n", median(all, func(f figures) time.Duration { return f.compile }))
+	fmt.Printf("| compile (compile.Ruleset) | %v | |\n", median(all, func(f figures) time.Duration { return f.compile }))
 	fmt.Printf("| first Sync, empty namespace | %v | %d |\n", median(all, func(f figures) time.Duration { return f.first }), all[0].firstOps)
 	fmt.Printf("| kernel Read of the tables | %v | |\n", median(all, func(f figures) time.Duration { return f.read }))
 	fmt.Printf("| Sync after one endpoint changed | %v | %d |\n", median(all, func(f figures) time.Duration { return f.one }), all[0].oneOps)
@@ -131,8 +131,8 @@ func runOnce(services, endpoints int, cpuprofile string) (figures, error) {
 func measure(k *kernel.Kernel, services, endpoints int, cpuprofile string) (figures, error) {
 	var f figures
 	snap := cluster(services, endpoints)
-	in := dataplane.Input{Snapshot: snap, Node: node, Options: nft.DefaultOptions()}
-	f.compile = timed(func() { nft.Compile(snap, in.Node, in.Options) })
+	in := dataplane.Input{Snapshot: snap, Node: node, Options: compile.DefaultOptions()}
+	f.compile = timed(func() { compile.Ruleset(snap, in.Node, in.Options) })
 	d := dataplane.New(k)
 	var res dataplane.Result
 	var err error

@@ -2,9 +2,7 @@ package kernel
 
 import (
 	"fmt"
-	"net/netip"
 
-	"github.com/google/nftables"
 	"github.com/google/nftables/binaryutil"
 	"github.com/google/nftables/expr"
 	"github.com/google/nftables/userdata"
@@ -223,38 +221,4 @@ var verdictKinds = map[nft.VerdictKind]expr.VerdictKind{
 
 func encodeVerdict(v nft.Verdict) *expr.Verdict {
 	return &expr.Verdict{Kind: verdictKinds[v.Kind], Chain: v.Chain}
-}
-
-// setDataTypes maps our data types to the kernel's type identifiers.
-var setDataTypes = map[nft.DataType]nftables.SetDatatype{
-	nft.TypeIPv4Addr: nftables.TypeIPAddr, nft.TypeIPv6Addr: nftables.TypeIP6Addr,
-	nft.TypeInetProto: nftables.TypeInetProto, nft.TypeInetService: nftables.TypeInetService,
-}
-
-// encodeKey packs an element key: each part padded to whole 32-bit words.
-func encodeKey(types []nft.DataType, key []nft.Value) []byte {
-	var out []byte
-	for i, t := range types {
-		var b []byte
-		switch t {
-		case nft.TypeInetProto:
-			b = []byte{byte(key[i].Num)}
-		case nft.TypeInetService:
-			b = binaryutil.BigEndian.PutUint16(key[i].Num)
-		default:
-			b = addrKeyBytes(key[i])
-		}
-		if len(types) > 1 {
-			for len(b)%4 != 0 {
-				b = append(b, 0)
-			}
-		}
-		out = append(out, b...)
-	}
-	return out
-}
-
-func addrFromSlice(b []byte) netip.Addr {
-	a, _ := netip.AddrFromSlice(b)
-	return a
 }

@@ -129,6 +129,16 @@ func (k *Kernel) Apply(p *nft.Plan) error {
 	return err
 }
 
+// Cleanup deletes our tables in both families, in one transaction. It is
+// the plan from unknown state to no tables: each table is added first, so
+// that deleting it succeeds whether or not it exists.
+func (k *Kernel) Cleanup() error {
+	if err := k.Apply(nft.Diff(nil, nft.Ruleset{})); err != nil {
+		return fmt.Errorf("delete tables: %w", err)
+	}
+	return nil
+}
+
 func (k *Kernel) applyOnce(p *nft.Plan) error {
 	if err := k.enqueue(p.Ops); err != nil {
 		k.discard()

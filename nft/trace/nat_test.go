@@ -135,7 +135,7 @@ func TestErrors(t *testing.T) {
 
 // TestConveniences checks Destinations and Probability on the web Service.
 func TestConveniences(t *testing.T) {
-	table := compile(t, lbSnapshot(webEPs), options(), nft.IPv4)
+	table := compileTable(t, lbSnapshot(webEPs), options(), nft.IPv4)
 	outs, err := trace.Trace(table, packet(webEPs[0], webIP, nft.ProtoTCP, 80), fromNetwork)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
 
@@ -29,7 +30,7 @@ type byteCounter interface{ LastBatchBytes() int }
 type Input struct {
 	Snapshot *model.Snapshot
 	Node     model.Node
-	Options  nft.Options
+	Options  compile.Options
 	// Changed: Services ("namespace/name") whose Service or EndpointSlices
 	// changed since the previous successful Sync. The Dataplane falls back
 	// to a full sync when it must (first sync, previous failure, external
@@ -45,11 +46,11 @@ type Input struct {
 
 // Result is what one Sync did.
 type Result struct {
-	Full     bool          // whole tables replaced
-	Ops      int           // operations in the transaction (0: nothing to do)
-	Bytes    int           // netlink bytes sent, when known
-	Repaired bool          // kernel differed from what we committed; restored
-	Problems []nft.Problem // objects (or fields) left out, for Events
+	Full     bool              // whole tables replaced
+	Ops      int               // operations in the transaction (0: nothing to do)
+	Bytes    int               // netlink bytes sent, when known
+	Repaired bool              // kernel differed from what we committed; restored
+	Problems []compile.Problem // objects (or fields) left out, for Events
 	// Replanned counts the plans the kernel refused because somebody else
 	// committed between our reading of the ruleset generation and our
 	// commit; each time the tables were read back and planned again.
@@ -62,9 +63,9 @@ type Dataplane struct {
 	k  Kernel
 	mu sync.Mutex
 	// compiled is the desired state of the last Sync; nil before the first.
-	compiled *nft.Compiled
+	compiled *compile.Tables
 	node     model.Node
-	opts     nft.Options
+	opts     compile.Options
 	// known is true when the kernel held exactly compiled's tables at
 	// generation gen: the mirror of what we committed. A failure clears it.
 	known bool
@@ -201,7 +202,7 @@ func (d *Dataplane) plan(in Input, read nft.Ruleset) *nft.Plan {
 	if changed == nil || in.Full {
 		// Every Service is recompiled, as a change may have been missed,
 		// but one at a time against the units we hold: only those that
-		// differ are updated (see nft.Compiled.Stale).
+		// differ are updated (see compile.Tables.Stale).
 		changed = d.compiled.Stale(in.Snapshot)
 	}
 	p := d.compiled.Update(in.Snapshot, changed)
@@ -221,7 +222,7 @@ func (d *Dataplane) recompile(in Input, read nft.Ruleset) *nft.Plan {
 	// What from needs of the old state it holds; the rest can go before
 	// the new state is built (two compiled clusters at once are the peak).
 	d.compiled = nil
-	d.compiled = nft.NewCompiled(in.Snapshot, in.Node, in.Options)
+	d.compiled = compile.New(in.Snapshot, in.Node, in.Options)
 	d.node, d.opts = in.Node, in.Options
 	return nft.Diff(from, d.compiled.Ruleset())
 }

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"sort"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/nft/kernel"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
@@ -38,7 +38,7 @@ func cluster(n, eps int) *model.Snapshot {
 }
 
 func input(s *model.Snapshot, changed ...string) Input {
-	in := Input{Snapshot: s, Node: testNode, Options: nft.DefaultOptions()}
+	in := Input{Snapshot: s, Node: testNode, Options: compile.DefaultOptions()}
 	if changed != nil {
 		in.Changed = map[string]bool{}
 		for _, c := range changed {
@@ -48,17 +48,6 @@ func input(s *model.Snapshot, changed ...string) Input {
 	return in
 }
 
-// canonical renders a ruleset with chains and sets sorted by name: order is
-// not part of what a table means (the kernel lists new chains last).
-func canonical(rs nft.Ruleset) string {
-	c := rs.Clone()
-	for _, t := range c {
-		sort.Slice(t.Chains, func(i, j int) bool { return t.Chains[i].Name < t.Chains[j].Name })
-		sort.Slice(t.Sets, func(i, j int) bool { return t.Sets[i].Name < t.Sets[j].Name })
-	}
-	return c.Text()
-}
-
 // mustSync syncs and checks that the fake then holds what snap compiles to.
 func mustSync(t *testing.T, d *Dataplane, f *nft.Fake, in Input) Result {
 	t.Helper()
@@ -66,8 +55,8 @@ func mustSync(t *testing.T, d *Dataplane, f *nft.Fake, in Input) Result {
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
-	want, _ := nft.Compile(in.Snapshot, in.Node, in.Options)
-	if diff := cmp.Diff(canonical(want), canonical(f.Ruleset)); diff != "" {
+	want, _ := compile.Ruleset(in.Snapshot, in.Node, in.Options)
+	if diff := cmp.Diff(want.CanonicalText(), f.Ruleset.CanonicalText()); diff != "" {
 		t.Fatalf("kernel after sync (-want +got):\n%s", diff)
 	}
 	return res
@@ -81,7 +70,7 @@ func TestFirstSyncReplacesForeignTable(t *testing.T) {
 		{"empty kernel", nil},
 		{"kube-proxy's layout", kubeProxyTable()},
 		{"our own table from a previous run", func() *nft.Table {
-			rs, _ := nft.Compile(cluster(3, 2), testNode, nft.DefaultOptions())
+			rs, _ := compile.Ruleset(cluster(3, 2), testNode, compile.DefaultOptions())
 			return rs[nft.IPv4]
 		}()},
 	}
@@ -133,14 +122,14 @@ func TestFailureForcesFullSync(t *testing.T) {
 	d := New(f)
 	snap := cluster(5, 2)
 	mustSync(t, d, f, input(snap))
-	before := canonical(f.Ruleset)
+	before := f.Ruleset.CanonicalText()
 
 	f.FailAt, f.FailErr = 0, errors.New("injected")
 	snap.Slices[1].Endpoints = nil
 	if _, err := d.Sync(input(snap, "ns/svc-1")); err == nil {
 		t.Fatal("sync succeeded with a failing applier")
 	}
-	if diff := cmp.Diff(before, canonical(f.Ruleset)); diff != "" {
+	if diff := cmp.Diff(before, f.Ruleset.CanonicalText()); diff != "" {
 		t.Fatalf("a failed sync changed the kernel (-before +after):\n%s", diff)
 	}
 	f.FailAt, f.FailErr = -1, nil
@@ -157,7 +146,7 @@ var (
 // TestSyncPaths checks which kind of sync each input leads to, after a
 // first full sync of the same cluster.
 func TestSyncPaths(t *testing.T) {
-	otherOpts := nft.DefaultOptions()
+	otherOpts := compile.DefaultOptions()
 	otherOpts.MasqueradeAll = true
 	otherNode := testNode
 	otherNode.IPs = []netip.Addr{netip.MustParseAddr("198.51.100.2")}

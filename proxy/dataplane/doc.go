@@ -4,15 +4,15 @@
 //
 // # Mirror and generation
 //
-// A Dataplane keeps a mirror of what it last committed (an nft.Compiled:
+// A Dataplane keeps a mirror of what it last committed (a compile.Tables:
 // the desired tables, Service by Service) and the ruleset generation that
 // commit produced. A Sync recompiles only the Services in Input.Changed and
-// sends the partial plan nft.Compiled.Update returns; it never reads the
+// sends the partial plan compile.Tables.Update returns; it never reads the
 // kernel while the generation is its own, since every commit by anyone
 // moves it. When the generation moved for another reason (somebody changed
 // the ruleset), it reads our tables back and repairs whatever differs.
 // Input.Full recompiles everything, which also heals a missed change: one
-// Service at a time against the mirror (nft.Compiled.Stale), then updates
+// Service at a time against the mirror (compile.Tables.Stale), then updates
 // the Services that differ, so that a periodic resync never holds two
 // compiled clusters at once.
 //

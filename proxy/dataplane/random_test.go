@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
 
@@ -58,8 +59,8 @@ func TestSyncRandomHistory(t *testing.T) {
 
 func mustMatch(t *testing.T, f *nft.Fake, in Input, step int) {
 	t.Helper()
-	want, _ := nft.Compile(in.Snapshot, in.Node, in.Options)
-	if canonical(want) != canonical(f.Ruleset) {
+	want, _ := compile.Ruleset(in.Snapshot, in.Node, in.Options)
+	if want.CanonicalText() != f.Ruleset.CanonicalText() {
 		t.Fatalf("step %d: the kernel differs from a fresh compile", step)
 	}
 }

@@ -1,4 +1,4 @@
-package nft_test
+package compile_test
 
 import (
 	"flag"
@@ -12,7 +12,7 @@ import (
 	"golang.org/x/tools/txtar"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/proxy/manifest"
 )
 
@@ -74,7 +74,7 @@ func compileSection(t *testing.T, input, options string) (text, problems string)
 	if len(res.Nodes) != 1 {
 		t.Fatalf("input must have exactly one Node, has %d", len(res.Nodes))
 	}
-	rs, probs := nft.Compile(&res.Snapshot, res.Nodes[0], parseOptions(t, options))
+	rs, probs := compile.Ruleset(&res.Snapshot, res.Nodes[0], parseOptions(t, options))
 	var b strings.Builder
 	for _, p := range probs {
 		b.WriteString(p.Error() + "\n")
@@ -82,12 +82,12 @@ func compileSection(t *testing.T, input, options string) (text, problems string)
 	return rs.Text(), b.String()
 }
 
-func parseOptions(t *testing.T, text string) nft.Options {
+func parseOptions(t *testing.T, text string) compile.Options {
 	var g goldenOptions
 	if err := yaml.UnmarshalStrict([]byte(text), &g); err != nil {
 		t.Fatalf("options.yaml: %v", err)
 	}
-	o := nft.DefaultOptions()
+	o := compile.DefaultOptions()
 	o.MasqueradeAll = g.MasqueradeAll
 	if g.MasqueradeBit != nil {
 		o.MasqueradeBit = *g.MasqueradeBit

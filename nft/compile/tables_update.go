@@ -1,8 +1,9 @@
-package nft
+package compile
 
 import (
 	"sort"
 
+	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
 
@@ -13,7 +14,7 @@ import (
 // turns the tables c described before into the ones it describes now: their
 // chains, the elements they claim, and the elements other Services win or
 // lose because of them.
-func (c *Compiled) Update(snap *model.Snapshot, changed map[string]bool) *Plan {
+func (c *Tables) Update(snap *model.Snapshot, changed map[string]bool) *nft.Plan {
 	c.order = orderOf(snap)
 	keys := make([]string, 0, len(changed))
 	for k := range changed {
@@ -29,11 +30,9 @@ func (c *Compiled) Update(snap *model.Snapshot, changed map[string]bool) *Plan {
 		}
 		c.setUnit(key, news[i])
 	}
-	p := &Plan{}
+	p := &nft.Plan{}
 	for fi := range c.fams {
-		ops := c.updateFamily(fi, olds, news)
-		p.Full = p.Full || replaces(ops)
-		p.Ops = append(p.Ops, ops...)
+		p.Append(c.updateFamily(fi, olds, news))
 	}
 	return p
 }
@@ -54,7 +53,7 @@ func slicesOf(all []model.EndpointSlice, changed map[string]bool) map[string][]*
 // the operations on its table. The diff is taken between two partial
 // tables that hold only what the change touches: the chains of the changed
 // Services and the elements whose presence or winner may have changed.
-func (c *Compiled) updateFamily(fi int, olds, news []*unit) []Op {
+func (c *Tables) updateFamily(fi int, olds, news []*unit) []nft.Op {
 	fs := c.fams[fi]
 	was := fs.used()
 	before, after := partialTable(fs.family), partialTable(fs.family)
@@ -76,25 +75,18 @@ func (c *Compiled) updateFamily(fi int, olds, news []*unit) []Op {
 	}
 	fs.settleOwned(owned, winners, c.order, before, after)
 	fs.settleShared(shared, counts, before, after)
+	// Both partial tables have every set and no base chain: the differ
+	// patches one into the other.
 	now := fs.used()
 	switch {
 	case !was && !now:
 		return nil
 	case !now:
-		return deleteTable(fs.family)
+		return nft.DiffTable(fs.family, before, nil) // deletes the table
 	case !was:
-		return replaceTable(c.table(fi))
+		return nft.DiffTable(fs.family, nil, c.table(fi)) // adds it whole
 	}
-	return patchTable(before, after)
-}
-
-// partialTable is a table with every set, empty, and no chains.
-func partialTable(f Family) *Table {
-	t := &Table{Family: f, Name: TableName}
-	for _, spec := range sets {
-		t.Sets = append(t.Sets, spec.set(f))
-	}
-	return t
+	return nft.DiffTable(fs.family, before, after)
 }
 
 // touchedKeys returns the exclusive and the shared keys that the units
@@ -140,7 +132,7 @@ func (fs *familyState) counts(keys map[string]bool) map[string]int {
 
 // settleOwned settles the contests over keys again and puts each key's
 // previous winner's element in before and its new winner's in after.
-func (fs *familyState) settleOwned(keys map[string]bool, prev map[string]*claim, order map[string]int, before, after *Table) {
+func (fs *familyState) settleOwned(keys map[string]bool, prev map[string]*claim, order map[string]int, before, after *nft.Table) {
 	for _, key := range sortedKeys(keys) {
 		ct := fs.contests[key]
 		var now *claim
@@ -165,7 +157,7 @@ func (fs *familyState) settleOwned(keys map[string]bool, prev map[string]*claim,
 
 // settleShared puts each shared element that existed in before and each
 // that exists now in after; an element nobody adds any more is forgotten.
-func (fs *familyState) settleShared(keys map[string]bool, prev map[string]int, before, after *Table) {
+func (fs *familyState) settleShared(keys map[string]bool, prev map[string]int, before, after *nft.Table) {
 	for _, key := range sortedKeys(keys) {
 		se := fs.shared[key]
 		set, elem := se.claim.set, se.claim.element()

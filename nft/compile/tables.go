@@ -1,4 +1,4 @@
-package nft
+package compile
 
 import (
 	"fmt"
@@ -6,16 +6,17 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
 
-// Compiled is a compiled ruleset kept Service by Service, so that a sync
+// Tables is a compiled ruleset kept Service by Service, so that a sync
 // after a change recompiles and diffs only the Services that changed (see
-// Update). It is pure like Compile: no clock, no I/O.
+// Update). It is pure like Ruleset: no clock, no I/O.
 //
-// A Compiled describes the desired state only; whether the kernel holds it
+// Tables describes the desired state only; whether the kernel holds it
 // is the caller's business (see proxy/dataplane).
-type Compiled struct {
+type Tables struct {
 	opts  Options
 	node  nodeInfo
 	units map[string]*unit
@@ -31,7 +32,7 @@ type Compiled struct {
 // familyState is what all units add up to in one family: who claims each
 // exclusive key and who wins it, and how many units add each shared element.
 type familyState struct {
-	family   Family
+	family   nft.Family
 	nodeUses bool // the node has an address of this family
 	services int  // Services with a ClusterIP of this family
 	contests map[string]*contest
@@ -54,16 +55,16 @@ type sharedElement struct {
 	count int
 }
 
-// NewCompiled compiles every Service of snap.
-func NewCompiled(snap *model.Snapshot, node model.Node, o Options) *Compiled {
-	c := &Compiled{
+// New compiles every Service of snap.
+func New(snap *model.Snapshot, node model.Node, o Options) *Tables {
+	c := &Tables{
 		opts:     o,
 		node:     nodeInfo{name: node.Name, ips: node.IPs, zone: node.Labels[zoneLabel]},
 		units:    make(map[string]*unit, len(snap.Services)),
 		order:    orderOf(snap),
 		troubled: map[string]*unit{},
 	}
-	for i, f := range Families {
+	for i, f := range nft.Families {
 		c.fams[i] = newFamilyState(f, node)
 	}
 	comp := &compiler{opts: o, node: c.node, slices: indexSlices(snap.Slices)}
@@ -86,10 +87,10 @@ func NewCompiled(snap *model.Snapshot, node model.Node, o Options) *Compiled {
 	return c
 }
 
-func newFamilyState(f Family, node model.Node) *familyState {
+func newFamilyState(f nft.Family, node model.Node) *familyState {
 	fs := &familyState{family: f, contests: map[string]*contest{}, shared: map[string]*sharedElement{}, contested: map[string]bool{}}
 	for _, ip := range node.IPs {
-		fs.nodeUses = fs.nodeUses || FamilyOf(ip) == f
+		fs.nodeUses = fs.nodeUses || nft.FamilyOf(ip) == f
 	}
 	return fs
 }
@@ -105,7 +106,7 @@ func orderOf(snap *model.Snapshot) map[string]int {
 	return order
 }
 
-func (c *Compiled) setUnit(key string, u *unit) {
+func (c *Tables) setUnit(key string, u *unit) {
 	delete(c.troubled, key)
 	if u == nil {
 		delete(c.units, key)
@@ -201,7 +202,7 @@ func (ct *contest) settle(order map[string]int) {
 }
 
 // Problems returns the objects, or fields, left out, sorted by object.
-func (c *Compiled) Problems() []Problem {
+func (c *Tables) Problems() []Problem {
 	units := c.problemUnits()
 	keys := make([]string, 0, len(units))
 	for k := range units {
@@ -217,7 +218,7 @@ func (c *Compiled) Problems() []Problem {
 
 // problemUnits returns the units that may have problems: those with
 // problems of their own and those that claim a contested key.
-func (c *Compiled) problemUnits() map[string]*unit {
+func (c *Tables) problemUnits() map[string]*unit {
 	out := make(map[string]*unit, len(c.troubled))
 	for k, u := range c.troubled {
 		out[k] = u
@@ -232,7 +233,7 @@ func (c *Compiled) problemUnits() map[string]*unit {
 	return out
 }
 
-func (c *Compiled) position(key string) int {
+func (c *Tables) position(key string) int {
 	if pos, ok := c.order[key]; ok {
 		return pos
 	}
@@ -240,7 +241,7 @@ func (c *Compiled) position(key string) int {
 }
 
 // unitProblems returns u's problems, with the claims it lost.
-func (c *Compiled) unitProblems(u *unit) []Problem {
+func (c *Tables) unitProblems(u *unit) []Problem {
 	var out []Problem
 	for _, p := range u.problems {
 		if p.claim < 0 {

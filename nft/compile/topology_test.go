@@ -1,4 +1,4 @@
-package nft
+package compile
 
 import (
 	"net/netip"

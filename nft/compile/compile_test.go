@@ -1,4 +1,4 @@
-package nft_test
+package compile_test
 
 import (
 	"net/netip"
@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
 
@@ -16,7 +17,7 @@ func TestCompileConflictAcrossMaps(t *testing.T) {
 	snap := cluster(2, 2)
 	snap.Slices[0].Endpoints = nil // ns/svc-0 has no endpoints and sorts first
 	snap.Services[1].ExternalIPs = []netip.Addr{snap.Services[0].ClusterIPs[0]}
-	rs, problems := nft.Compile(snap, testNode, nft.DefaultOptions())
+	rs, problems := compile.Ruleset(snap, testNode, compile.DefaultOptions())
 	want := []string{"Service ns/svc-1: spec.externalIPs[0]: 10.96.0.0 . tcp . 80 is already used by Service ns/svc-0"}
 	if diff := cmp.Diff(want, problemTexts(problems)); diff != "" {
 		t.Fatalf("problems (-want +got):\n%s", diff)
@@ -36,7 +37,7 @@ func TestCompilePolicyFieldsAreNoProblem(t *testing.T) {
 	svc.LoadBalancerSourceRanges = []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}
 	svc.ExternalLocal, svc.InternalLocal, svc.AffinitySeconds = true, true, 60
 	svc.TrafficDistribution = "PreferClose"
-	if _, problems := nft.Compile(snap, testNode, nft.DefaultOptions()); len(problems) > 0 {
+	if _, problems := compile.Ruleset(snap, testNode, compile.DefaultOptions()); len(problems) > 0 {
 		t.Errorf("problems: %v", problemTexts(problems))
 	}
 }
@@ -44,7 +45,7 @@ func TestCompilePolicyFieldsAreNoProblem(t *testing.T) {
 func TestCompileUnknownProtocolSkipsOnlyThatPort(t *testing.T) {
 	snap := cluster(1, 1)
 	snap.Services[0].Ports = append(snap.Services[0].Ports, model.ServicePort{Name: "x", Protocol: "ICMP", Port: 1})
-	rs, problems := nft.Compile(snap, testNode, nft.DefaultOptions())
+	rs, problems := compile.Ruleset(snap, testNode, compile.DefaultOptions())
 	if len(problems) != 1 || problems[0].Field != "spec.ports[1].protocol" {
 		t.Fatalf("problems = %v", problems)
 	}
@@ -53,7 +54,7 @@ func TestCompileUnknownProtocolSkipsOnlyThatPort(t *testing.T) {
 	}
 }
 
-func problemTexts(ps []nft.Problem) []string {
+func problemTexts(ps []compile.Problem) []string {
 	var out []string
 	for _, p := range ps {
 		out = append(out, p.Error())

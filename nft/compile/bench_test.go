@@ -1,15 +1,15 @@
-package nft_test
+package compile_test
 
 import (
 	"testing"
 
-	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 )
 
 // BenchmarkCompile compiles 10,000 Services x 10 endpoints from scratch.
 func BenchmarkCompile(b *testing.B) {
 	snap := cluster(10000, 10)
 	for b.Loop() {
-		nft.Compile(snap, testNode, nft.DefaultOptions())
+		compile.Ruleset(snap, testNode, compile.DefaultOptions())
 	}
 }

@@ -1,6 +1,10 @@
-package nft
+package compile
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/nftproxy/nftproxy/nft"
+)
 
 // unit is the compiled output of one Service: what it adds to each
 // family's table. Units are immutable once built.
@@ -11,8 +15,8 @@ type unit struct {
 	problems []unitProblem
 }
 
-func familyIndex(f Family) int {
-	if f == IPv6 {
+func familyIndex(f nft.Family) int {
+	if f == nft.IPv6 {
 		return 1
 	}
 	return 0
@@ -21,9 +25,9 @@ func familyIndex(f Family) int {
 // builder accumulates what one Service adds to one family's table: its
 // chains and the set and map elements it asks for.
 type builder struct {
-	family Family
-	sets   map[string]*Set // definitions only (for KeyText); never hold elements
-	chains []*Chain
+	family nft.Family
+	sets   map[string]*nft.Set // definitions only (for KeyText); never hold elements
+	chains []*nft.Chain
 	claims []claim
 }
 
@@ -38,25 +42,25 @@ type claim struct {
 	// key is packKey(set, the element's key): what the claim is
 	// exclusive over, and where element() reads the key back from.
 	key     string
-	verdict Verdict
+	verdict nft.Verdict
 	data    string // packValues(the element's Data)
 }
 
 // element returns the element cl asks for.
-func (cl *claim) element() Element {
-	return Element{Key: unpackKey(cl.set, cl.key), Verdict: cl.verdict, Data: unpackValues(cl.data)}
+func (cl *claim) element() nft.Element {
+	return nft.Element{Key: unpackKey(cl.set, cl.key), Verdict: cl.verdict, Data: unpackValues(cl.data)}
 }
 
-func newClaim(set, owner, field, key string, e Element) claim {
+func newClaim(set, owner, field, key string, e nft.Element) claim {
 	return claim{set: set, owner: owner, field: field, key: key, verdict: e.Verdict, data: packValues(e.Data)}
 }
 
-func newBuilder(f Family) *builder {
+func newBuilder(f nft.Family) *builder {
 	return &builder{family: f, sets: setDefs[familyIndex(f)]}
 }
 
 // trim returns b for a unit to keep: its slices cut to their length (a
-// Compiled keeps one unit per Service, 10,000 and more, for as long as the
+// Tables value keeps one unit per Service, 10,000 and more, for as long as the
 // Service lives), or the family's shared empty builder when b holds
 // nothing (the other family of a single-stack Service).
 func (b *builder) trim(fi int) *builder {
@@ -70,13 +74,13 @@ func (b *builder) trim(fi int) *builder {
 
 // emptyBuilders are what a Service adds to a family it has no address of;
 // shared by every such unit, and never changed (units are immutable).
-var emptyBuilders = [2]*builder{newBuilder(IPv4), newBuilder(IPv6)}
+var emptyBuilders = [2]*builder{newBuilder(nft.IPv4), newBuilder(nft.IPv6)}
 
 // setDefs are each family's set definitions, without elements.
-var setDefs = func() [2]map[string]*Set {
-	var out [2]map[string]*Set
-	for i, f := range Families {
-		out[i] = map[string]*Set{}
+var setDefs = func() [2]map[string]*nft.Set {
+	var out [2]map[string]*nft.Set
+	for i, f := range nft.Families {
+		out[i] = map[string]*nft.Set{}
 		for _, spec := range sets {
 			out[i][spec.name] = spec.set(f)
 		}
@@ -86,14 +90,14 @@ var setDefs = func() [2]map[string]*Set {
 
 // addElement adds e to the named set as shared content: elements several
 // Services may add alike (a ClusterIP, a hairpin pair).
-func (b *builder) addElement(set string, e Element) {
+func (b *builder) addElement(set string, e nft.Element) {
 	b.claims = append(b.claims, newClaim(set, "", "", claimKey(set, e.Key), e))
 }
 
 // claimElement asks for e in the named set on behalf of owner, naming the
 // field that asks for it. It returns the claim's index. A key the same
 // owner already claimed is not claimed twice: the first claim stands.
-func (b *builder) claimElement(set, owner, field string, e Element) int {
+func (b *builder) claimElement(set, owner, field string, e nft.Element) int {
 	key := claimKey(set, e.Key)
 	for i, c := range b.claims {
 		if c.key == key && c.owner == owner {
@@ -107,7 +111,7 @@ func (b *builder) claimElement(set, owner, field string, e Element) int {
 // claimKey identifies what a claim is exclusive over. A Service IP and
 // port is claimed once whether it has endpoints (service-ips) or not
 // (no-endpoint-services), and likewise a NodePort.
-func claimKey(set string, key []Value) string { return packKey(set, key) }
+func claimKey(set string, key []nft.Value) string { return packKey(set, key) }
 
 // keySpace names the address space a set's keys live in.
 func keySpace(set string) string {

@@ -1,11 +1,13 @@
-package nft
+package compile
 
 import (
 	"encoding/binary"
 	"net/netip"
+
+	"github.com/nftproxy/nftproxy/nft"
 )
 
-// Claims are kept packed: a Compiled holds one claim per element a Service
+// Claims are kept packed: a Tables value holds one claim per element a Service
 // asks for (at 10,000 Services x 10 endpoints, 30,000 to 120,000 of them)
 // for as long as the Service lives, and an unpacked Element costs 64 bytes
 // per key part (a Value holds an address and a prefix) where a packed one
@@ -23,17 +25,17 @@ const (
 )
 
 // packKey returns the claim key of an element of set with key parts key.
-func packKey(set string, key []Value) string {
+func packKey(set string, key []nft.Value) string {
 	b := append([]byte(keySpace(set)), 0)
 	return string(appendValues(b, key))
 }
 
 // unpackKey returns the key parts packed in a claim key of set.
-func unpackKey(set, key string) []Value {
+func unpackKey(set, key string) []nft.Value {
 	return unpackValues(key[len(keySpace(set))+1:])
 }
 
-func packValues(vs []Value) string {
+func packValues(vs []nft.Value) string {
 	if len(vs) == 0 {
 		return ""
 	}
@@ -42,7 +44,7 @@ func packValues(vs []Value) string {
 
 // appendValues packs each value as a flag byte and the fields it names.
 // An address's zone is not kept: Service and endpoint addresses have none.
-func appendValues(b []byte, vs []Value) []byte {
+func appendValues(b []byte, vs []nft.Value) []byte {
 	for _, v := range vs {
 		flags := byte(0)
 		switch {
@@ -84,13 +86,13 @@ func appendAddr(b []byte, a netip.Addr) []byte {
 	return append(b, a16[:]...)
 }
 
-func unpackValues(s string) []Value {
+func unpackValues(s string) []nft.Value {
 	if s == "" {
 		return nil
 	}
-	var out []Value
+	var out []nft.Value
 	for len(s) > 0 {
-		var v Value
+		var v nft.Value
 		flags := s[0]
 		s = s[1:]
 		v.Addr, s = unpackAddr(s, flags&packAddr4 != 0, flags&packAddr6 != 0)

@@ -1,4 +1,6 @@
-package nft
+package compile
+
+import "github.com/nftproxy/nftproxy/nft"
 
 // policyChains names the endpoint chains of one Service port: "" when the
 // chain does not exist because no traffic may use it.
@@ -43,22 +45,22 @@ func (c *compiler) policyChains(b *builder, ref portRef, sets endpointSets) poli
 // to any endpoint, as kube-proxy's short-circuit rules do; the node's own
 // traffic is masqueraded, since its source (often the load-balancer IP
 // itself) would not route back from another node.
-func (c *compiler) externalRules(f Family, ref portRef, pc policyChains) []Rule {
+func (c *compiler) externalRules(f nft.Family, ref portRef, pc policyChains) []nft.Rule {
 	if !ref.svc.ExternalLocal {
-		return []Rule{{Stmts: []Stmt{JumpTo(chainMarkMasq)}}, {Stmts: []Stmt{GotoChain(pc.cluster)}}}
+		return []nft.Rule{{Stmts: []nft.Stmt{nft.JumpTo(chainMarkMasq)}}, {Stmts: []nft.Stmt{nft.GotoChain(pc.cluster)}}}
 	}
-	var rules []Rule
+	var rules []nft.Rule
 	if pc.cluster != "" {
 		for _, p := range c.opts.localCIDRs(f) {
-			rules = append(rules, Rule{Stmts: []Stmt{MatchAddr{Field: Saddr, Prefix: p.Masked()}, GotoChain(pc.cluster)},
+			rules = append(rules, nft.Rule{Stmts: []nft.Stmt{nft.MatchAddr{Field: nft.Saddr, Prefix: p.Masked()}, nft.GotoChain(pc.cluster)},
 				Comment: "short-circuit pod traffic"})
 		}
 		rules = append(rules,
-			Rule{Stmts: []Stmt{MatchFibLocal{}, JumpTo(chainMarkMasq)}, Comment: "masquerade local traffic"},
-			Rule{Stmts: []Stmt{MatchFibLocal{}, GotoChain(pc.cluster)}, Comment: "short-circuit local traffic"})
+			nft.Rule{Stmts: []nft.Stmt{nft.MatchFibLocal{}, nft.JumpTo(chainMarkMasq)}, Comment: "masquerade local traffic"},
+			nft.Rule{Stmts: []nft.Stmt{nft.MatchFibLocal{}, nft.GotoChain(pc.cluster)}, Comment: "short-circuit local traffic"})
 	}
 	if pc.local == "" {
-		return append(rules, Rule{Stmts: []Stmt{Verdict{Kind: Drop}}, Comment: "no local endpoints"})
+		return append(rules, nft.Rule{Stmts: []nft.Stmt{nft.Verdict{Kind: nft.Drop}}, Comment: "no local endpoints"})
 	}
-	return append(rules, Rule{Stmts: []Stmt{GotoChain(pc.local)}})
+	return append(rules, nft.Rule{Stmts: []nft.Stmt{nft.GotoChain(pc.local)}})
 }

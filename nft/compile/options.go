@@ -1,9 +1,10 @@
-package nft
+package compile
 
 import (
 	"fmt"
 	"net/netip"
 
+	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
 
@@ -44,10 +45,10 @@ func (o Options) Validate() error {
 
 func (o Options) masqueradeMark() uint32 { return 1 << uint(o.MasqueradeBit) }
 
-func (o Options) localCIDRs(f Family) []netip.Prefix {
+func (o Options) localCIDRs(f nft.Family) []netip.Prefix {
 	var out []netip.Prefix
 	for _, p := range o.LocalCIDRs {
-		if FamilyOf(p.Addr()) == f {
+		if nft.FamilyOf(p.Addr()) == f {
 			out = append(out, p)
 		}
 	}
@@ -60,7 +61,7 @@ func (o Options) localCIDRs(f Family) []netip.Prefix {
 func (o Options) NodePortIPs(node model.Node) []netip.Addr {
 	n := nodeInfo{name: node.Name, ips: node.IPs}
 	var out []netip.Addr
-	for _, f := range Families {
+	for _, f := range nft.Families {
 		out = append(out, o.nodePortIPs(n, f)...)
 	}
 	return out
@@ -69,14 +70,14 @@ func (o Options) NodePortIPs(node model.Node) []netip.Addr {
 // nodePortIPs returns the addresses of family f that accept NodePort
 // traffic. Loopback addresses never do: DNAT of traffic to 127.0.0.1 needs
 // route_localnet, which opens the node's localhost services to the network.
-func (o Options) nodePortIPs(node nodeInfo, f Family) []netip.Addr {
+func (o Options) nodePortIPs(node nodeInfo, f nft.Family) []netip.Addr {
 	candidates := o.HostAddrs
 	if len(candidates) == 0 {
 		candidates = node.ips
 	}
 	var out []netip.Addr
 	for _, a := range candidates {
-		if FamilyOf(a) != f || a.IsLoopback() || !o.acceptsNodePort(node, a) {
+		if nft.FamilyOf(a) != f || a.IsLoopback() || !o.acceptsNodePort(node, a) {
 			continue
 		}
 		out = append(out, a)

@@ -1,4 +1,4 @@
-package proxy
+package agent
 
 import "github.com/nftproxy/nftproxy/proxy/model"
 

@@ -1,4 +1,6 @@
-package nft
+package compile
+
+import "github.com/nftproxy/nftproxy/nft"
 
 // Session affinity (sessionAffinity: ClientIP) keeps ONE dynamic set per
 // family, `affinity`, filled from the packet path: client address, Service
@@ -31,7 +33,7 @@ package nft
 
 // affinityKeys are the packet fields of an affinity element: who connects
 // to what; the endpoint address follows as a constant.
-var affinityKeys = []Field{Saddr, Daddr, L4Proto, Dport}
+var affinityKeys = []nft.Field{nft.Saddr, nft.Daddr, nft.L4Proto, nft.Dport}
 
 // affinityFullComment explains the last rule of a chain with affinity:
 // when the set is full, recording fails and ends the picking rule, so the
@@ -40,13 +42,13 @@ const affinityFullComment = "affinity set full"
 
 // affinityRecall is one rule per endpoint: a client remembered with ep has
 // its element refreshed and goes to ep.
-func affinityRecall(proto uint8, seconds uint32, eps []endpoint) []Rule {
-	rules := make([]Rule, len(eps))
+func affinityRecall(proto uint8, seconds uint32, eps []endpoint) []nft.Rule {
+	rules := make([]nft.Rule, len(eps))
 	for i, ep := range eps {
-		consts := []Value{{Addr: ep.addr}}
-		rules[i] = Rule{Stmts: []Stmt{
-			InSetWith{Keys: affinityKeys, Consts: consts, Set: setAffinity},
-			UpdateSet{Set: setAffinity, Keys: affinityKeys, Consts: consts, Timeout: seconds},
+		consts := []nft.Value{{Addr: ep.addr}}
+		rules[i] = nft.Rule{Stmts: []nft.Stmt{
+			nft.InSetWith{Keys: affinityKeys, Consts: consts, Set: setAffinity},
+			nft.UpdateSet{Set: setAffinity, Keys: affinityKeys, Consts: consts, Timeout: seconds},
 			dnatTo(proto, ep),
 		}}
 	}
@@ -54,6 +56,6 @@ func affinityRecall(proto uint8, seconds uint32, eps []endpoint) []Rule {
 }
 
 // affinityRecord remembers that the client was sent to ep.
-func affinityRecord(seconds uint32, ep endpoint) Stmt {
-	return UpdateSet{Set: setAffinity, Keys: affinityKeys, Consts: []Value{{Addr: ep.addr}}, Timeout: seconds}
+func affinityRecord(seconds uint32, ep endpoint) nft.Stmt {
+	return nft.UpdateSet{Set: setAffinity, Keys: affinityKeys, Consts: []nft.Value{{Addr: ep.addr}}, Timeout: seconds}
 }

@@ -1,9 +1,11 @@
-package nft
+package compile
 
 import (
 	"fmt"
 	"net/netip"
 	"slices"
+
+	"github.com/nftproxy/nftproxy/nft"
 )
 
 // loadBalancerSourceRanges are enforced with ONE interval set per family,
@@ -21,16 +23,16 @@ func (c *compiler) firewall(b *builder, ref portRef) {
 	var lbIPs []netip.Addr
 	fields := map[netip.Addr]string{}
 	for i, ip := range ref.svc.LoadBalancerIPs {
-		if FamilyOf(ip) == b.family {
+		if nft.FamilyOf(ip) == b.family {
 			lbIPs = append(lbIPs, ip)
 			fields[ip] = fmt.Sprintf("status.loadBalancer.ingress[%d].ip", i)
 		}
 	}
 	allowed := c.allowedSources(b.family, ref.svc.LoadBalancerSourceRanges, lbIPs)
 	for _, lb := range lbIPs {
-		c.element(b, ref, mapFirewallIPs, fields[lb], ref.key(lb), GotoChain(chainFirewallAllow))
+		c.element(b, ref, mapFirewallIPs, fields[lb], ref.key(lb), nft.GotoChain(chainFirewallAllow))
 		for _, p := range allowed {
-			b.addElement(setFirewallAllow, Element{Key: []Value{{Addr: lb}, {Num: uint16(ref.proto)}, {Num: ref.port.Port}, {Prefix: p}}})
+			b.addElement(setFirewallAllow, nft.Element{Key: []nft.Value{{Addr: lb}, {Num: uint16(ref.proto)}, {Num: ref.port.Port}, {Prefix: p}}})
 		}
 	}
 }
@@ -40,11 +42,11 @@ func (c *compiler) firewall(b *builder, ref portRef) {
 // the node sends to its own load-balancer IP may carry that IP as source),
 // without ranges that another one covers: elements of an interval set must
 // not overlap.
-func (c *compiler) allowedSources(f Family, ranges []netip.Prefix, lbIPs []netip.Addr) []netip.Prefix {
+func (c *compiler) allowedSources(f nft.Family, ranges []netip.Prefix, lbIPs []netip.Addr) []netip.Prefix {
 	var out []netip.Prefix
 	allowNode := false
 	for _, r := range ranges {
-		if FamilyOf(r.Addr()) != f {
+		if nft.FamilyOf(r.Addr()) != f {
 			continue
 		}
 		out = append(out, r.Masked())

@@ -1,10 +1,11 @@
-package nft
+package compile
 
 import (
 	"fmt"
 	"net/netip"
 	"strings"
 
+	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
 
@@ -24,15 +25,15 @@ func (p portRef) chainSuffix() string {
 func (p portRef) serviceChain() string  { return "service-" + p.chainSuffix() }
 func (p portRef) externalChain() string { return "external-" + p.chainSuffix() }
 
-func (p portRef) key(ip netip.Addr) []Value {
-	return []Value{{Addr: ip}, {Num: uint16(p.proto)}, {Num: p.port.Port}}
+func (p portRef) key(ip netip.Addr) []nft.Value {
+	return []nft.Value{{Addr: ip}, {Num: uint16(p.proto)}, {Num: p.port.Port}}
 }
 
-func (p portRef) nodePortKey() []Value {
-	return []Value{{Num: uint16(p.proto)}, {Num: p.port.NodePort}}
+func (p portRef) nodePortKey() []nft.Value {
+	return []nft.Value{{Num: uint16(p.proto)}, {Num: p.port.NodePort}}
 }
 
-var protoNumbers = map[model.Protocol]uint8{model.TCP: ProtoTCP, model.UDP: ProtoUDP, model.SCTP: ProtoSCTP}
+var protoNumbers = map[model.Protocol]uint8{model.TCP: nft.ProtoTCP, model.UDP: nft.ProtoUDP, model.SCTP: nft.ProtoSCTP}
 
 // service compiles every port of svc into b's family.
 func (c *compiler) service(b *builder, svc *model.Service) {
@@ -41,7 +42,7 @@ func (c *compiler) service(b *builder, svc *model.Service) {
 		return
 	}
 	for _, ip := range clusterIPs {
-		b.addElement(setClusterIPs, Element{Key: []Value{{Addr: ip}}})
+		b.addElement(setClusterIPs, nft.Element{Key: []nft.Value{{Addr: ip}}})
 	}
 	for i, port := range svc.Ports {
 		proto, ok := protoNumbers[port.Protocol]
@@ -70,18 +71,18 @@ func (c *compiler) servicePort(b *builder, ref portRef, clusterIPs []netip.Addr)
 	// on the pod's own node only: endpoints on other nodes need no element.
 	// An endpoint that names no node might be here.
 	for _, ep := range hairpin {
-		b.addElement(setHairpin, Element{Key: []Value{{Addr: ep.addr}, {Addr: ep.addr}}})
+		b.addElement(setHairpin, nft.Element{Key: []nft.Value{{Addr: ep.addr}, {Addr: ep.addr}}})
 	}
 	if len(external) == 0 && ref.port.NodePort == 0 {
 		return
 	}
-	b.chains = append(b.chains, &Chain{Name: ref.externalChain(), Rules: c.externalRules(b.family, ref, pc)})
+	b.chains = append(b.chains, &nft.Chain{Name: ref.externalChain(), Rules: c.externalRules(b.family, ref, pc)})
 	for _, e := range external {
-		c.element(b, ref, mapServiceIPs, e.field, ref.key(e.ip), GotoChain(ref.externalChain()))
+		c.element(b, ref, mapServiceIPs, e.field, ref.key(e.ip), nft.GotoChain(ref.externalChain()))
 	}
 	if ref.port.NodePort != 0 {
 		c.element(b, ref, mapServiceNodePorts, fmt.Sprintf("spec.ports[%d].nodePort", ref.index),
-			ref.nodePortKey(), GotoChain(ref.externalChain()))
+			ref.nodePortKey(), nft.GotoChain(ref.externalChain()))
 	}
 }
 
@@ -90,16 +91,16 @@ func (c *compiler) servicePort(b *builder, ref portRef, clusterIPs []netip.Addr)
 // Local without a local endpoint): dropped, not rejected, as kube-proxy does.
 func (c *compiler) target(b *builder, ref portRef, field string, ip netip.Addr, chain string) {
 	if chain == "" {
-		c.element(b, ref, mapNoEndpointServices, field, ref.key(ip), Verdict{Kind: Drop})
+		c.element(b, ref, mapNoEndpointServices, field, ref.key(ip), nft.Verdict{Kind: nft.Drop})
 		return
 	}
-	c.element(b, ref, mapServiceIPs, field, ref.key(ip), GotoChain(chain))
+	c.element(b, ref, mapServiceIPs, field, ref.key(ip), nft.GotoChain(chain))
 }
 
 // noEndpoints makes every address of a port without endpoints reject new
 // connections, so that clients fail at once rather than time out.
 func (c *compiler) noEndpoints(b *builder, ref portRef, clusterIPs []netip.Addr, external []externalIP) {
-	reject := GotoChain(chainReject)
+	reject := nft.GotoChain(chainReject)
 	for _, ip := range clusterIPs {
 		c.element(b, ref, mapNoEndpointServices, "spec.clusterIPs", ref.key(ip), reject)
 	}
@@ -116,8 +117,8 @@ func (c *compiler) noEndpoints(b *builder, ref portRef, clusterIPs []netip.Addr,
 // Service claims as well (two Services claiming one IP and port) goes to the
 // first Service in the snapshot; the others get a Problem naming field
 // (settled when the table is assembled, see claims).
-func (c *compiler) element(b *builder, ref portRef, set, field string, key []Value, v Verdict) {
-	i := b.claimElement(set, ref.svc.Key(), field, Element{Key: key, Verdict: v})
+func (c *compiler) element(b *builder, ref portRef, set, field string, key []nft.Value, v nft.Verdict) {
+	i := b.claimElement(set, ref.svc.Key(), field, nft.Element{Key: key, Verdict: v})
 	c.problems = append(c.problems, unitProblem{
 		Problem: Problem{Object: ref.object, Field: field}, family: b.family, claim: i})
 }
@@ -129,25 +130,25 @@ type externalIP struct {
 
 // externalIPs are the addresses of svc, other than its ClusterIPs, that
 // receive traffic from outside the cluster.
-func externalIPs(svc *model.Service, f Family) []externalIP {
+func externalIPs(svc *model.Service, f nft.Family) []externalIP {
 	var out []externalIP
 	for i, ip := range svc.ExternalIPs {
-		if FamilyOf(ip) == f {
+		if nft.FamilyOf(ip) == f {
 			out = append(out, externalIP{ip, fmt.Sprintf("spec.externalIPs[%d]", i)})
 		}
 	}
 	for i, ip := range svc.LoadBalancerIPs {
-		if FamilyOf(ip) == f {
+		if nft.FamilyOf(ip) == f {
 			out = append(out, externalIP{ip, fmt.Sprintf("status.loadBalancer.ingress[%d].ip", i)})
 		}
 	}
 	return out
 }
 
-func addrsOf(ips []netip.Addr, f Family) []netip.Addr {
+func addrsOf(ips []netip.Addr, f nft.Family) []netip.Addr {
 	var out []netip.Addr
 	for _, ip := range ips {
-		if FamilyOf(ip) == f {
+		if nft.FamilyOf(ip) == f {
 			out = append(out, ip)
 		}
 	}

@@ -1,4 +1,4 @@
-package nft_test
+package compile_test
 
 import (
 	"fmt"
@@ -10,13 +10,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
 
 // TestCompiledUpdateConverges applies random sequences of changes through
-// Compiled.Update and checks after every step that (1) the partial plan is
+// Tables.Update and checks after every step that (1) the partial plan is
 // accepted by the atomic fake and leaves it holding exactly what a fresh
-// Compile gives, and (2) the Compiled's own tables and problems are
+// Compile gives, and (2) the Tables's own tables and problems are
 // byte-identical to the fresh Compile's.
 func TestCompiledUpdateConverges(t *testing.T) {
 	nodes := map[string]model.Node{
@@ -39,8 +40,8 @@ func TestCompiledUpdateConverges(t *testing.T) {
 
 func checkUpdates(t *testing.T, g *generator, node model.Node, steps int) {
 	t.Helper()
-	o := nft.DefaultOptions()
-	c := nft.NewCompiled(g.snap, node, o)
+	o := compile.DefaultOptions()
+	c := compile.New(g.snap, node, o)
 	f := nft.NewFake()
 	if err := f.Apply(nft.Diff(nil, c.Ruleset())); err != nil {
 		t.Fatal(err)
@@ -51,12 +52,12 @@ func checkUpdates(t *testing.T, g *generator, node model.Node, steps int) {
 		if err := f.Apply(p); err != nil {
 			t.Fatalf("step %d (%v): apply: %v\nplan:\n%s", step, changed, err, p.Text())
 		}
-		want, wantProblems := nft.Compile(g.snap, node, o)
-		if diff := cmp.Diff(canonical(want), canonical(f.Ruleset)); diff != "" {
+		want, wantProblems := compile.Ruleset(g.snap, node, o)
+		if diff := cmp.Diff(want.CanonicalText(), f.Ruleset.CanonicalText()); diff != "" {
 			t.Fatalf("step %d (%v): kernel after the partial plan (-want +got):\n%s\nplan:\n%s", step, changed, diff, p.Text())
 		}
 		if diff := cmp.Diff(want.Text(), c.Ruleset().Text()); diff != "" {
-			t.Fatalf("step %d: Compiled tables (-fresh +incremental):\n%s", step, diff)
+			t.Fatalf("step %d: Tables tables (-fresh +incremental):\n%s", step, diff)
 		}
 		if diff := cmp.Diff(wantProblems, c.Problems()); diff != "" {
 			t.Fatalf("step %d: problems (-fresh +incremental):\n%s", step, diff)
@@ -187,7 +188,7 @@ func (g *generator) mutate() map[string]bool {
 
 func TestCompiledUpdateOneEndpoint(t *testing.T) {
 	snap := cluster(200, 10)
-	c := nft.NewCompiled(snap, testNode, nft.DefaultOptions())
+	c := compile.New(snap, testNode, compile.DefaultOptions())
 	snap.Slices[7].Endpoints[3].Addresses[0] = netip.MustParseAddr("10.250.0.1")
 	p := c.Update(snap, map[string]bool{"ns/svc-7": true})
 	if p.Full || len(p.Ops) != 13 {

@@ -1,21 +1,21 @@
-package nft
+package compile
 
 import (
-	"reflect"
 	"slices"
 
+	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
 
 // Stale recompiles every Service of snap, one at a time, and returns the
 // keys ("namespace/name") whose compiled output differs from what c holds,
 // with those of Services c holds that snap no longer has. Passed to Update,
-// they bring c to exactly the state NewCompiled(snap) would build, which
+// they bring c to exactly the state New(snap) would build, which
 // is what a periodic full resync needs when no change may have been
-// missed; but at most one fresh unit is alive at a time, where NewCompiled
-// next to the old Compiled holds two compiled clusters (and two tables to
+// missed; but at most one fresh unit is alive at a time, where New
+// next to the old Tables holds two compiled clusters (and two tables to
 // diff) at once.
-func (c *Compiled) Stale(snap *model.Snapshot) map[string]bool {
+func (c *Tables) Stale(snap *model.Snapshot) map[string]bool {
 	comp := &compiler{opts: c.opts, node: c.node, slices: indexSlices(snap.Slices)}
 	stale := map[string]bool{}
 	seen := make(map[string]bool, len(snap.Services))
@@ -45,13 +45,9 @@ func sameUnit(a, b *unit) bool {
 	}
 	for fi := range a.families {
 		x, y := a.families[fi], b.families[fi]
-		if !slices.Equal(x.claims, y.claims) || !slices.EqualFunc(x.chains, y.chains, sameChain) {
+		if !slices.Equal(x.claims, y.claims) || !slices.EqualFunc(x.chains, y.chains, (*nft.Chain).Equal) {
 			return false
 		}
 	}
 	return true
-}
-
-func sameChain(a, b *Chain) bool {
-	return a.Name == b.Name && reflect.DeepEqual(a.Base, b.Base) && sameRules(a, b)
 }

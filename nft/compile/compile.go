@@ -1,4 +1,4 @@
-package nft
+package compile
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
 
@@ -32,21 +33,21 @@ type nodeInfo struct {
 // isPrimary reports whether a is the node's first address of its family.
 func (n nodeInfo) isPrimary(a netip.Addr) bool {
 	for _, ip := range n.ips {
-		if FamilyOf(ip) == FamilyOf(a) {
+		if nft.FamilyOf(ip) == nft.FamilyOf(a) {
 			return ip == a
 		}
 	}
 	return false
 }
 
-// Compile returns the tables nftproxy programs for snap on node. A table is
+// Ruleset returns the tables nftproxy programs for snap on node. A table is
 // produced for each family that the node or any Service uses. Objects that
 // cannot be programmed are reported as Problems and left out.
 //
-// Compile is the from-scratch case of Compiled: the tables it returns are
-// exactly those a Compiled converges to through any sequence of updates.
-func Compile(snap *model.Snapshot, node model.Node, o Options) (Ruleset, []Problem) {
-	c := NewCompiled(snap, node, o)
+// Ruleset is the from-scratch case of Tables: the tables it returns are
+// exactly those a Tables value converges to through any sequence of updates.
+func Ruleset(snap *model.Snapshot, node model.Node, o Options) (nft.Ruleset, []Problem) {
+	c := New(snap, node, o)
 	return c.Ruleset(), c.Problems()
 }
 
@@ -87,7 +88,7 @@ type compiler struct {
 // other Services and is settled when the table is assembled.
 type unitProblem struct {
 	Problem
-	family Family
+	family nft.Family
 	claim  int // index into the family's builder.claims, -1 for none
 }
 
@@ -97,7 +98,7 @@ type unitProblem struct {
 func (c *compiler) compileService(svc *model.Service) *unit {
 	c.problems = nil
 	u := &unit{key: svc.Key()}
-	for i, f := range Families {
+	for i, f := range nft.Families {
 		b := newBuilder(f)
 		c.service(b, svc)
 		u.families[i] = b.trim(i)

@@ -1,4 +1,4 @@
-package nft_test
+package compile_test
 
 import (
 	"fmt"
@@ -8,13 +8,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
 
-// TestCompiledStale makes random changes without telling the Compiled
+// TestCompiledStale makes random changes without telling the Tables
 // which Services changed, as a missed event would, and checks that Stale
 // finds them: only Services the change touched, and enough of them that
-// Update leaves the Compiled and the fake kernel exactly as a fresh
+// Update leaves the Tables and the fake kernel exactly as a fresh
 // Compile would; after which nothing is stale.
 func TestCompiledStale(t *testing.T) {
 	for seed := range uint64(4) {
@@ -23,8 +24,8 @@ func TestCompiledStale(t *testing.T) {
 			for range 25 {
 				g.addService()
 			}
-			o := nft.DefaultOptions()
-			c := nft.NewCompiled(g.snap, testNode, o)
+			o := compile.DefaultOptions()
+			c := compile.New(g.snap, testNode, o)
 			f := nft.NewFake()
 			if err := f.Apply(nft.Diff(nil, c.Ruleset())); err != nil {
 				t.Fatal(err)
@@ -45,12 +46,12 @@ func TestCompiledStale(t *testing.T) {
 				if err := f.Apply(c.Update(g.snap, stale)); err != nil {
 					t.Fatalf("step %d: apply: %v", step, err)
 				}
-				want, wantProblems := nft.Compile(g.snap, testNode, o)
-				if diff := cmp.Diff(canonical(want), canonical(f.Ruleset)); diff != "" {
+				want, wantProblems := compile.Ruleset(g.snap, testNode, o)
+				if diff := cmp.Diff(want.CanonicalText(), f.Ruleset.CanonicalText()); diff != "" {
 					t.Fatalf("step %d (stale %v of %v): kernel (-want +got):\n%s", step, stale, changed, diff)
 				}
 				if diff := cmp.Diff(want.Text(), c.Ruleset().Text()); diff != "" {
-					t.Fatalf("step %d: Compiled tables (-fresh +updated):\n%s", step, diff)
+					t.Fatalf("step %d: Tables tables (-fresh +updated):\n%s", step, diff)
 				}
 				if diff := cmp.Diff(wantProblems, c.Problems()); diff != "" {
 					t.Fatalf("step %d: problems (-fresh +updated):\n%s", step, diff)

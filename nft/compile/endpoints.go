@@ -1,10 +1,11 @@
-package nft
+package compile
 
 import (
 	"fmt"
 	"net/netip"
 	"sort"
 
+	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
 
@@ -19,7 +20,7 @@ type endpoint struct {
 // slice listing an address and port wins). A slice port belongs to a
 // Service port when name and protocol match: the endpoint controller has
 // already resolved named target ports into slice ports.
-func (c *compiler) candidates(ref portRef, f Family) []candidate {
+func (c *compiler) candidates(ref portRef, f nft.Family) []candidate {
 	seen := map[endpoint]bool{}
 	var out []candidate
 	for _, s := range c.slices[ref.svc.Key()] {
@@ -49,7 +50,7 @@ func (c *compiler) candidates(ref portRef, f Family) []candidate {
 
 // endpointSets chooses the endpoints of ref for each traffic policy, and
 // the ones that need a hairpin element.
-func (c *compiler) endpointSets(ref portRef, f Family) (endpointSets, []endpoint) {
+func (c *compiler) endpointSets(ref portRef, f nft.Family) (endpointSets, []endpoint) {
 	use := usesOf(ref.svc.InternalLocal, ref.svc.ExternalLocal)
 	cands := c.candidates(ref, f)
 	sets := categorize(cands, use, c.node.name, c.node.zone)
@@ -73,11 +74,11 @@ func lessEndpoint(a, b endpoint) bool {
 	return a.port < b.port
 }
 
-func familyOfType(t model.AddressType) Family {
+func familyOfType(t model.AddressType) nft.Family {
 	if t == model.IPv6 {
-		return IPv6
+		return nft.IPv6
 	}
-	return IPv4
+	return nft.IPv4
 }
 
 func slicePort(s *model.EndpointSlice, sp model.ServicePort) (uint16, bool) {
@@ -98,8 +99,8 @@ const flatLimit = 32
 // uniformly, plus its bucket chains for a large Service. With session
 // affinity (affinity > 0 seconds) the chain first sends a client back to
 // the endpoint it chose before, if that is still one of eps (see
-// compile_affinity.go).
-func endpointChains(name string, proto uint8, eps []endpoint, affinity uint32) []*Chain {
+// affinity.go).
+func endpointChains(name string, proto uint8, eps []endpoint, affinity uint32) []*nft.Chain {
 	chains := pickChains(name, proto, eps, affinity)
 	if affinity > 0 {
 		chains[0].Rules = append(affinityRecall(proto, affinity, eps), chains[0].Rules...)
@@ -107,56 +108,58 @@ func endpointChains(name string, proto uint8, eps []endpoint, affinity uint32) [
 	return chains
 }
 
-func pickChains(name string, proto uint8, eps []endpoint, affinity uint32) []*Chain {
+func pickChains(name string, proto uint8, eps []endpoint, affinity uint32) []*nft.Chain {
 	if len(eps) <= flatLimit {
-		rules := pickRules(len(eps), func(i int) []Stmt { return pickStmts(proto, eps[i], affinity) })
+		rules := pickRules(len(eps), func(i int) []nft.Stmt { return pickStmts(proto, eps[i], affinity) })
 		if affinity > 0 {
-			rules = append(rules, Rule{Stmts: []Stmt{dnatTo(proto, eps[len(eps)-1])}, Comment: affinityFullComment})
+			rules = append(rules, nft.Rule{Stmts: []nft.Stmt{dnatTo(proto, eps[len(eps)-1])}, Comment: affinityFullComment})
 		}
-		return []*Chain{{Name: name, Rules: rules}}
+		return []*nft.Chain{{Name: name, Rules: rules}}
 	}
 	groups := split(eps, isqrtCeil(len(eps)))
-	top := &Chain{Name: name}
-	chains := []*Chain{top}
+	top := &nft.Chain{Name: name}
+	chains := []*nft.Chain{top}
 	for i, g := range groups {
 		bucket := fmt.Sprintf("%s/b%d", name, i)
 		chains = append(chains, pickChains(bucket, proto, g, affinity)[0])
 	}
 	remaining := len(eps)
 	for i, g := range groups {
-		stmts := []Stmt{GotoChain(fmt.Sprintf("%s/b%d", name, i))}
+		stmts := []nft.Stmt{nft.GotoChain(fmt.Sprintf("%s/b%d", name, i))}
 		if i < len(groups)-1 {
-			stmts = append([]Stmt{Random{Mod: uint32(remaining), Below: uint32(len(g))}}, stmts...)
+			stmts = append([]nft.Stmt{nft.Random{Mod: uint32(remaining), Below: uint32(len(g))}}, stmts...)
 		}
-		top.Rules = append(top.Rules, Rule{Stmts: stmts})
+		top.Rules = append(top.Rules, nft.Rule{Stmts: stmts})
 		remaining -= len(g)
 	}
 	return chains
 }
 
-func dnatTo(proto uint8, ep endpoint) DNAT { return DNAT{Proto: proto, Addr: ep.addr, Port: ep.port} }
+func dnatTo(proto uint8, ep endpoint) nft.DNAT {
+	return nft.DNAT{Proto: proto, Addr: ep.addr, Port: ep.port}
+}
 
 // pickStmts sends a new connection to ep, remembering the choice for the
 // client when the Service has session affinity.
-func pickStmts(proto uint8, ep endpoint, affinity uint32) []Stmt {
+func pickStmts(proto uint8, ep endpoint, affinity uint32) []nft.Stmt {
 	if affinity == 0 {
-		return []Stmt{dnatTo(proto, ep)}
+		return []nft.Stmt{dnatTo(proto, ep)}
 	}
-	return []Stmt{affinityRecord(affinity, ep), dnatTo(proto, ep)}
+	return []nft.Stmt{affinityRecord(affinity, ep), dnatTo(proto, ep)}
 }
 
 // pickRules returns n rules where rule i is taken with probability
 // 1/(n-i) given that no earlier rule was: every endpoint is chosen with
 // probability 1/n, using no set at all (sets are what is expensive to
 // create, see docs/ruleset.md).
-func pickRules(n int, action func(i int) []Stmt) []Rule {
-	rules := make([]Rule, n)
+func pickRules(n int, action func(i int) []nft.Stmt) []nft.Rule {
+	rules := make([]nft.Rule, n)
 	for i := range n {
 		stmts := action(i)
 		if i < n-1 {
-			stmts = append([]Stmt{Random{Mod: uint32(n - i), Below: 1}}, stmts...)
+			stmts = append([]nft.Stmt{nft.Random{Mod: uint32(n - i), Below: 1}}, stmts...)
 		}
-		rules[i] = Rule{Stmts: stmts}
+		rules[i] = nft.Rule{Stmts: stmts}
 	}
 	return rules
 }
