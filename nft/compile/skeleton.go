@@ -31,7 +31,6 @@ const (
 	priorityFilter       = 0
 	prioritySrcNAT       = 100
 	priorityPreDNAT      = priorityDstNAT - 10
-	tableComment         = "rules for nftproxy, a kube-proxy replacement"
 )
 
 // skeleton returns family f's fixed structure: every set and map, empty,

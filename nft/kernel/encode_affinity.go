@@ -1,11 +1,8 @@
 package kernel
 
 import (
-	"time"
-
 	"github.com/google/nftables/binaryutil"
 	"github.com/google/nftables/expr"
-	"golang.org/x/sys/unix"
 
 	"github.com/nftproxy/nftproxy/nft"
 )
@@ -29,11 +26,11 @@ func keyWords(f nft.Family, keys []nft.Field) uint32 {
 // 56 bytes: it fits the 64 bytes of registers, as nft allocates them too.
 func loadKey(f nft.Family, keys []nft.Field, consts []nft.Value) []expr.Any {
 	out := loadKeys(f, keys)
-	reg := reg32_0 + keyWords(f, keys)
+	words := keyWords(f, keys)
 	for _, v := range consts {
 		b := constBytes(v)
-		out = append(out, &expr.Immediate{Register: reg, Data: b})
-		reg += uint32(len(b)+3) / 4
+		out = append(out, &expr.Immediate{Register: keyReg(words), Data: b})
+		words += uint32(len(b)+3) / 4
 	}
 	return out
 }
@@ -47,10 +44,9 @@ func constBytes(v nft.Value) []byte {
 }
 
 func encodeInSetWith(f nft.Family, m nft.InSetWith) []expr.Any {
-	return append(loadKey(f, m.Keys, m.Consts), &expr.Lookup{SourceRegister: reg1, SetName: m.Set})
+	return append(loadKey(f, m.Keys, m.Consts), lookup(m.Set, false))
 }
 
 func encodeUpdateSet(f nft.Family, u nft.UpdateSet) []expr.Any {
-	return append(loadKey(f, u.Keys, u.Consts), &expr.Dynset{SrcRegKey: reg1, SetName: u.Set,
-		Operation: unix.NFT_DYNSET_OP_UPDATE, Timeout: time.Duration(u.Timeout) * time.Second})
+	return append(loadKey(f, u.Keys, u.Consts), dynsetUpdate(u))
 }
