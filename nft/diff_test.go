@@ -9,6 +9,7 @@ import (
 
 	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/proxy/model"
+	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 
 // converge applies Diff(committed, desired) to f and checks that f then
@@ -117,7 +118,7 @@ func mutate(r *rand.Rand, s *model.Snapshot) {
 	sl := &s.Slices[i]
 	switch r.IntN(4) {
 	case 0:
-		sl.Endpoints = append(sl.Endpoints, endpointAt(i, 100+r.IntN(100)))
+		sl.Endpoints = append(sl.Endpoints, model.Endpoint{Ready: true, Addresses: []netip.Addr{synth.MovedEndpoint(i*100 + r.IntN(100))}})
 	case 1:
 		if len(sl.Endpoints) > 0 {
 			sl.Endpoints = sl.Endpoints[:len(sl.Endpoints)-1]

@@ -1,16 +1,8 @@
 package nft
 
 import (
-	"errors"
 	"fmt"
 	"slices"
-)
-
-// Errors the Fake reports, named after the kernel's errnos.
-var (
-	ErrNotFound = errors.New("no such file or directory")
-	ErrExists   = errors.New("file exists")
-	ErrBusy     = errors.New("device or resource busy")
 )
 
 // Fake is an in-memory Applier that is atomic like the kernel: it applies a

@@ -30,6 +30,7 @@ import (
 	"github.com/nftproxy/nftproxy/nft/kernel"
 	"github.com/nftproxy/nftproxy/proxy/dataplane"
 	"github.com/nftproxy/nftproxy/proxy/model"
+	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 
 func main() {
@@ -212,24 +213,8 @@ func timed(fn func()) time.Duration {
 
 var node = model.Node{Name: "node-1", IPs: []netip.Addr{netip.MustParseAddr("10.0.1.1")}}
 
-// cluster returns n NodePort Services with eps endpoints each.
+// cluster returns n NodePort Services (while NodePorts last) with eps
+// endpoints each: the plain synthetic cluster.
 func cluster(n, eps int) *model.Snapshot {
-	s := &model.Snapshot{}
-	for i := range n {
-		name := "svc-" + strconv.Itoa(i)
-		s.Services = append(s.Services, model.Service{
-			Namespace: "ns-" + strconv.Itoa(i%100), Name: name, Type: model.NodePort,
-			ClusterIPs: []netip.Addr{netip.AddrFrom4([4]byte{10, 96, byte(i >> 8), byte(i)})},
-			Ports:      []model.ServicePort{{Name: "http", Protocol: model.TCP, Port: 80, NodePort: uint16(30000 + i%30000)}},
-		})
-		sl := model.EndpointSlice{Namespace: "ns-" + strconv.Itoa(i%100), Name: name + "-abc", Service: name,
-			AddressType: model.IPv4, Ports: []model.EndpointPort{{Name: "http", Protocol: model.TCP, Port: 8080}}}
-		for j := range eps {
-			e := i*eps + j
-			ip := netip.AddrFrom4([4]byte{10, byte(128 + e>>16), byte(e >> 8), byte(e)})
-			sl.Endpoints = append(sl.Endpoints, model.Endpoint{Ready: true, Addresses: []netip.Addr{ip}})
-		}
-		s.Slices = append(s.Slices, sl)
-	}
-	return s
+	return synth.Cluster(synth.Spec{Services: n, Endpoints: eps})
 }

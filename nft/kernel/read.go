@@ -1,11 +1,9 @@
 package kernel
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/google/nftables"
-	"golang.org/x/sys/unix"
 
 	"github.com/nftproxy/nftproxy/nft"
 )
@@ -28,7 +26,7 @@ func (k *Kernel) Read() (nft.Ruleset, error) {
 func (k *Kernel) readTable(f nft.Family) (*nft.Table, error) {
 	kt := tableOf(f)
 	if _, err := k.conn.ListTableOfFamily(kt.Name, kt.Family); err != nil {
-		if errors.Is(err, unix.ENOENT) {
+		if nft.IsNotFound(err) {
 			return nil, nil
 		}
 		return nil, err

@@ -2,7 +2,6 @@ package dataplane
 
 import (
 	"errors"
-	"fmt"
 	"net/netip"
 	"testing"
 
@@ -12,29 +11,16 @@ import (
 	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/nft/kernel"
 	"github.com/nftproxy/nftproxy/proxy/model"
+	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 
 var testNode = model.Node{Name: "node-1", IPs: []netip.Addr{netip.MustParseAddr("198.51.100.1")}}
 
-// cluster returns n NodePort Services with eps ready endpoints each.
+// cluster is the plain synthetic cluster: n NodePort Services with eps
+// ready endpoints each, Service i with ClusterIP 10.96.0.0 + i, NodePort
+// 30000 + i and its EndpointSlice at Slices[i] (eps <= 100).
 func cluster(n, eps int) *model.Snapshot {
-	s := &model.Snapshot{}
-	for i := range n {
-		name := fmt.Sprintf("svc-%d", i)
-		s.Services = append(s.Services, model.Service{
-			Namespace: "ns", Name: name, Type: model.NodePort,
-			ClusterIPs: []netip.Addr{netip.AddrFrom4([4]byte{10, 96, byte(i >> 8), byte(i)})},
-			Ports:      []model.ServicePort{{Name: "http", Protocol: model.TCP, Port: 80, NodePort: uint16(30000 + i)}},
-		})
-		sl := model.EndpointSlice{Namespace: "ns", Name: name + "-abc", Service: name, AddressType: model.IPv4,
-			Ports: []model.EndpointPort{{Name: "http", Protocol: model.TCP, Port: 8080}}}
-		for j := range eps {
-			sl.Endpoints = append(sl.Endpoints, model.Endpoint{Ready: true,
-				Addresses: []netip.Addr{netip.AddrFrom4([4]byte{10, byte(i%200 + 1), byte(j >> 8), byte(j)})}})
-		}
-		s.Slices = append(s.Slices, sl)
-	}
-	return s
+	return synth.Cluster(synth.Spec{Services: n, Endpoints: eps})
 }
 
 func input(s *model.Snapshot, changed ...string) Input {
