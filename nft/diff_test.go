@@ -27,7 +27,7 @@ func converge(t *testing.T, f *nft.Fake, committed, desired nft.Ruleset) *nft.Pl
 }
 
 func TestDiffOneEndpointChange(t *testing.T) {
-	snap := cluster(50, 10)
+	snap := synth.Plain(50, 10)
 	f := nft.NewFake()
 	before := rulesetOf(snap)
 	converge(t, f, nil, before)
@@ -49,14 +49,14 @@ func TestDiffOneEndpointChange(t *testing.T) {
 }
 
 func TestDiffNoChange(t *testing.T) {
-	rs := rulesetOf(cluster(20, 3))
-	if p := nft.Diff(rs, rulesetOf(cluster(20, 3))); !p.Empty() {
+	rs := rulesetOf(synth.Plain(20, 3))
+	if p := nft.Diff(rs, rulesetOf(synth.Plain(20, 3))); !p.Empty() {
 		t.Fatalf("identical rulesets gave a plan:\n%s", p.Text())
 	}
 }
 
 func TestDiffFullFromUnknown(t *testing.T) {
-	rs := rulesetOf(cluster(3, 2))
+	rs := rulesetOf(synth.Plain(3, 2))
 	p := nft.Diff(nil, rs)
 	if !p.Full {
 		t.Fatal("a plan from unknown state must be full")
@@ -74,7 +74,7 @@ func TestDiffFullFromUnknown(t *testing.T) {
 func TestDiffServiceLifecycle(t *testing.T) {
 	f := nft.NewFake()
 	var committed nft.Ruleset
-	steps := []*model.Snapshot{cluster(5, 3), cluster(8, 3), cluster(2, 3), cluster(2, 0), cluster(4, 40), {}}
+	steps := []*model.Snapshot{synth.Plain(5, 3), synth.Plain(8, 3), synth.Plain(2, 3), synth.Plain(2, 0), synth.Plain(4, 40), {}}
 	for i, s := range steps {
 		desired := rulesetOf(s)
 		p := converge(t, f, committed, desired)
@@ -86,7 +86,7 @@ func TestDiffServiceLifecycle(t *testing.T) {
 }
 
 func TestDiffStructureChangeReplaces(t *testing.T) {
-	rs := rulesetOf(cluster(3, 2))
+	rs := rulesetOf(synth.Plain(3, 2))
 	changed := rs.Clone()
 	changed[nft.IPv4].Sets[0].Comment = "old comment"
 	f := nft.NewFake()
@@ -101,7 +101,7 @@ func TestDiffStructureChangeReplaces(t *testing.T) {
 func TestDiffRandomSequence(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	f := nft.NewFake()
-	snap := cluster(30, 4)
+	snap := synth.Plain(30, 4)
 	committed := rulesetOf(snap)
 	converge(t, f, nil, committed)
 	for step := range 200 {

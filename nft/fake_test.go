@@ -7,15 +7,20 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 
-func TestFakeIsAtomic(t *testing.T) {
+// grow returns a Fake that holds the tables of 5 Services, its text, and
+// the plan to 9 Services.
+func grow(t *testing.T) (*nft.Fake, string, *nft.Plan) {
 	f := nft.NewFake()
-	before := rulesetOf(cluster(5, 2))
+	before := rulesetOf(synth.Plain(5, 2))
 	converge(t, f, nil, before)
-	snapshot := f.Ruleset.CanonicalText()
+	return f, f.Ruleset.CanonicalText(), nft.Diff(before, rulesetOf(synth.Plain(9, 2)))
+}
 
-	p := nft.Diff(before, rulesetOf(cluster(9, 2)))
+func TestFakeIsAtomic(t *testing.T) {
+	f, snapshot, p := grow(t)
 	f.FailAt, f.FailErr = len(p.Ops)/2, errors.New("injected")
 	err := f.Apply(p)
 	var opErr *nft.OpError
@@ -31,7 +36,7 @@ func TestFakeIsAtomic(t *testing.T) {
 }
 
 func TestFakeRejectsLikeTheKernel(t *testing.T) {
-	rs := rulesetOf(cluster(2, 2))
+	rs := rulesetOf(synth.Plain(2, 2))
 	tests := []struct {
 		name string
 		op   nft.Op
@@ -57,11 +62,7 @@ func TestFakeRejectsLikeTheKernel(t *testing.T) {
 // A plan made from another generation than the current one is refused
 // whole, as the kernel refuses a batch sealed with a stale generation.
 func TestFakeRefusesPlanFromOtherGeneration(t *testing.T) {
-	f := nft.NewFake()
-	before := rulesetOf(cluster(5, 2))
-	converge(t, f, nil, before)
-	snapshot := f.Ruleset.CanonicalText()
-	p := nft.Diff(before, rulesetOf(cluster(9, 2)))
+	f, snapshot, p := grow(t)
 	p.Gen = f.Gen - 1
 	if err := f.Apply(p); !nft.IsConflict(err) {
 		t.Fatalf("Apply = %v, want a conflict", err)

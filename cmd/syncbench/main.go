@@ -131,7 +131,7 @@ func runOnce(services, endpoints int, cpuprofile string) (figures, error) {
 
 func measure(k *kernel.Kernel, services, endpoints int, cpuprofile string) (figures, error) {
 	var f figures
-	snap := cluster(services, endpoints)
+	snap := synth.Plain(services, endpoints)
 	in := dataplane.Input{Snapshot: snap, Node: node, Options: compile.DefaultOptions()}
 	f.compile = timed(func() { compile.Ruleset(snap, in.Node, in.Options) })
 	d := dataplane.New(k)
@@ -212,9 +212,3 @@ func timed(fn func()) time.Duration {
 }
 
 var node = model.Node{Name: "node-1", IPs: []netip.Addr{netip.MustParseAddr("10.0.1.1")}}
-
-// cluster returns n NodePort Services (while NodePorts last) with eps
-// endpoints each: the plain synthetic cluster.
-func cluster(n, eps int) *model.Snapshot {
-	return synth.Cluster(synth.Spec{Services: n, Endpoints: eps})
-}

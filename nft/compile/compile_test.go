@@ -9,12 +9,13 @@ import (
 	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/proxy/model"
+	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 
 // TestCompileConflictAcrossMaps: a Service IP and port is claimed once,
 // whether the Service that claims it has endpoints or not.
 func TestCompileConflictAcrossMaps(t *testing.T) {
-	snap := cluster(2, 2)
+	snap := synth.Plain(2, 2)
 	snap.Slices[0].Endpoints = nil // ns/svc-0 has no endpoints and sorts first
 	snap.Services[1].ExternalIPs = []netip.Addr{snap.Services[0].ClusterIPs[0]}
 	rs, problems := compile.Ruleset(snap, testNode, compile.DefaultOptions())
@@ -32,7 +33,7 @@ func TestCompileConflictAcrossMaps(t *testing.T) {
 // The traffic-policy fields are all programmed now: none of them is
 // reported as a Problem.
 func TestCompilePolicyFieldsAreNoProblem(t *testing.T) {
-	snap := cluster(1, 1)
+	snap := synth.Plain(1, 1)
 	svc := &snap.Services[0]
 	svc.LoadBalancerSourceRanges = []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}
 	svc.ExternalLocal, svc.InternalLocal, svc.AffinitySeconds = true, true, 60
@@ -43,7 +44,7 @@ func TestCompilePolicyFieldsAreNoProblem(t *testing.T) {
 }
 
 func TestCompileUnknownProtocolSkipsOnlyThatPort(t *testing.T) {
-	snap := cluster(1, 1)
+	snap := synth.Plain(1, 1)
 	snap.Services[0].Ports = append(snap.Services[0].Ports, model.ServicePort{Name: "x", Protocol: "ICMP", Port: 1})
 	rs, problems := compile.Ruleset(snap, testNode, compile.DefaultOptions())
 	if len(problems) != 1 || problems[0].Field != "spec.ports[1].protocol" {

@@ -12,6 +12,7 @@ import (
 	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/proxy/model"
+	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 
 // TestCompiledUpdateConverges applies random sequences of changes through
@@ -187,7 +188,7 @@ func (g *generator) mutate() map[string]bool {
 }
 
 func TestCompiledUpdateOneEndpoint(t *testing.T) {
-	snap := cluster(200, 10)
+	snap := synth.Plain(200, 10)
 	c := compile.New(snap, testNode, compile.DefaultOptions())
 	snap.Slices[7].Endpoints[3].Addresses[0] = netip.MustParseAddr("10.250.0.1")
 	p := c.Update(snap, map[string]bool{"ns/svc-7": true})

@@ -292,6 +292,17 @@ func TestElementRoundTrip(t *testing.T) {
 // add buffers, without the batch's begin and end.
 func marshal(t *testing.T, add func(c *nftables.Conn) error) []netlink.Message {
 	t.Helper()
+	msgs := flushed(t, add)
+	if err := checkFraming(msgs); err != nil {
+		t.Fatal(err)
+	}
+	return msgs[1 : len(msgs)-1]
+}
+
+// flushed returns every message one google/nftables Flush sends for what
+// add buffers.
+func flushed(t *testing.T, add func(c *nftables.Conn) error) []netlink.Message {
+	t.Helper()
 	var c capture
 	conn, err := newMarshaller(&c)
 	if err != nil {
@@ -303,11 +314,7 @@ func marshal(t *testing.T, add func(c *nftables.Conn) error) []netlink.Message {
 	if err := conn.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	msgs := c.take()
-	if err := checkFraming(msgs); err != nil {
-		t.Fatal(err)
-	}
-	return msgs[1 : len(msgs)-1]
+	return c.take()
 }
 
 // replying is a google/nftables connection whose kernel answers every
@@ -394,23 +401,14 @@ func TestMarshallerFraming(t *testing.T) {
 	for i := range 20000 { // well over one 64 KiB message
 		elems = append(elems, nft.Element{Key: []nft.Value{{Addr: netip.AddrFrom4([4]byte{10, 96, byte(i >> 8), byte(i)})}}})
 	}
-	var c capture
-	conn, err := newMarshaller(&c)
-	if err != nil {
-		t.Fatal(err)
-	}
 	tbl := tableOf(nft.IPv4)
-	conn.AddTable(tbl)
-	if err := conn.AddSet(newSet(tbl, s), nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := conn.SetAddElements(newSet(tbl, s), encodeElements(s, elems)); err != nil {
-		t.Fatal(err)
-	}
-	if err := conn.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	msgs := c.take()
+	msgs := flushed(t, func(conn *nftables.Conn) error {
+		conn.AddTable(tbl)
+		if err := conn.AddSet(newSet(tbl, s), nil); err != nil {
+			return err
+		}
+		return conn.SetAddElements(newSet(tbl, s), encodeElements(s, elems))
+	})
 	if err := checkFraming(msgs); err != nil {
 		t.Fatal(err)
 	}

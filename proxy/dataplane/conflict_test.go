@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 
 // racingKernel commits somebody else's change to the fake kernel just
@@ -51,7 +52,7 @@ func TestSyncReplansAfterForeignCommit(t *testing.T) {
 			k := &racingKernel{Fake: nft.NewFake(), foreign: tc.foreign}
 			k.Ruleset[nft.IPv4] = kubeProxyTable()
 			d := New(k)
-			snap := cluster(5, 3)
+			snap := synth.Plain(5, 3)
 			in := input(snap)
 			if !tc.first {
 				mustSync(t, d, k.Fake, in)
@@ -81,7 +82,7 @@ func TestSyncReplansAfterForeignCommit(t *testing.T) {
 func TestSyncGivesUpUnderForeignCommits(t *testing.T) {
 	k := &racingKernel{Fake: nft.NewFake(), foreign: func(nft.Ruleset) {}}
 	d := New(k)
-	snap := cluster(5, 3)
+	snap := synth.Plain(5, 3)
 	mustSync(t, d, k.Fake, input(snap))
 	k.races = maxReplans + 1
 	snap.Slices[1].Endpoints = nil

@@ -16,13 +16,6 @@ import (
 
 var testNode = model.Node{Name: "node-1", IPs: []netip.Addr{netip.MustParseAddr("198.51.100.1")}}
 
-// cluster is the plain synthetic cluster: n NodePort Services with eps
-// ready endpoints each, Service i with ClusterIP 10.96.0.0 + i, NodePort
-// 30000 + i and its EndpointSlice at Slices[i] (eps <= 100).
-func cluster(n, eps int) *model.Snapshot {
-	return synth.Cluster(synth.Spec{Services: n, Endpoints: eps})
-}
-
 func input(s *model.Snapshot, changed ...string) Input {
 	in := Input{Snapshot: s, Node: testNode, Options: compile.DefaultOptions()}
 	if changed != nil {
@@ -56,7 +49,7 @@ func TestFirstSyncReplacesForeignTable(t *testing.T) {
 		{"empty kernel", nil},
 		{"kube-proxy's layout", kubeProxyTable()},
 		{"our own table from a previous run", func() *nft.Table {
-			rs, _ := compile.Ruleset(cluster(3, 2), testNode, compile.DefaultOptions())
+			rs, _ := compile.Ruleset(synth.Plain(3, 2), testNode, compile.DefaultOptions())
 			return rs[nft.IPv4]
 		}()},
 	}
@@ -66,7 +59,7 @@ func TestFirstSyncReplacesForeignTable(t *testing.T) {
 			if tc.table != nil {
 				f.Ruleset[nft.IPv4] = tc.table
 			}
-			res := mustSync(t, New(f), f, input(cluster(5, 2)))
+			res := mustSync(t, New(f), f, input(synth.Plain(5, 2)))
 			if !res.Full || f.Transactions != 1 {
 				t.Fatalf("full=%v transactions=%d, want one full transaction", res.Full, f.Transactions)
 			}
@@ -89,7 +82,7 @@ func kubeProxyTable() *nft.Table {
 func TestSyncPartialAndIdle(t *testing.T) {
 	f := nft.NewFake()
 	d := New(f)
-	snap := cluster(20, 10)
+	snap := synth.Plain(20, 10)
 	mustSync(t, d, f, input(snap))
 
 	snap.Slices[7].Endpoints[3].Addresses[0] = netip.MustParseAddr("10.250.0.1")
@@ -106,7 +99,7 @@ func TestSyncPartialAndIdle(t *testing.T) {
 func TestFailureForcesFullSync(t *testing.T) {
 	f := nft.NewFake()
 	d := New(f)
-	snap := cluster(5, 2)
+	snap := synth.Plain(5, 2)
 	mustSync(t, d, f, input(snap))
 	before := f.Ruleset.CanonicalText()
 
@@ -151,7 +144,7 @@ func TestSyncPaths(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := nft.NewFake()
 			d := New(f)
-			snap := cluster(10, 3)
+			snap := synth.Plain(10, 3)
 			mustSync(t, d, f, input(snap))
 			res := mustSync(t, d, f, tc.in(input(snap, []string{}...)))
 			if res.Full || res.Repaired || (res.Ops > 0) != tc.wantOps {
@@ -168,7 +161,7 @@ func TestSyncPaths(t *testing.T) {
 func TestSyncReportsConflicts(t *testing.T) {
 	f := nft.NewFake()
 	d := New(f)
-	snap := cluster(3, 2)
+	snap := synth.Plain(3, 2)
 	mustSync(t, d, f, input(snap))
 	snap.Services[2].ExternalIPs = []netip.Addr{snap.Services[0].ClusterIPs[0]}
 	res := mustSync(t, d, f, input(snap, "ns/svc-2"))

@@ -11,6 +11,7 @@ import (
 	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/proxy/model"
+	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 
 // TestSyncRandomHistory drives a Dataplane through a random history of
@@ -23,7 +24,7 @@ func TestSyncRandomHistory(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 11))
 			f := nft.NewFake()
 			d := New(f)
-			snap := cluster(20, 3)
+			snap := synth.Plain(20, 3)
 			pending := map[string]bool{}
 			for step := range 120 {
 				in := input(snap)

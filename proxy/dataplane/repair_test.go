@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 
 // tamperings are changes somebody else makes to our table. Each changes
@@ -56,7 +57,7 @@ func TestSyncRepairsExternalChanges(t *testing.T) {
 			t.Run(fmt.Sprintf("%s, full=%v", tc.name, full), func(t *testing.T) {
 				f := nft.NewFake()
 				d := New(f)
-				snap := cluster(5, 3)
+				snap := synth.Plain(5, 3)
 				mustSync(t, d, f, input(snap))
 				tc.fn(f.Ruleset)
 				f.Gen++ // every commit moves the generation
@@ -90,7 +91,7 @@ func (k *countingKernel) Read() (nft.Ruleset, error) {
 func TestResyncReadsOnlyAfterForeignCommits(t *testing.T) {
 	k := &countingKernel{Fake: nft.NewFake()}
 	d := New(k)
-	snap := cluster(5, 3)
+	snap := synth.Plain(5, 3)
 	mustSync(t, d, k.Fake, input(snap))
 	in := input(snap)
 	in.Full = true
@@ -108,7 +109,7 @@ func TestResyncReadsOnlyAfterForeignCommits(t *testing.T) {
 func TestResyncWithoutChangeRepairsNothing(t *testing.T) {
 	f := nft.NewFake()
 	d := New(f)
-	snap := cluster(5, 3)
+	snap := synth.Plain(5, 3)
 	mustSync(t, d, f, input(snap))
 	in := input(snap)
 	in.Full = true

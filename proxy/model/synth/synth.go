@@ -79,6 +79,12 @@ func Cluster(s Spec) *model.Snapshot {
 	return snap
 }
 
+// Plain is the plain cluster of n Services with eps endpoints each (see
+// Spec): Service i is svc-i in namespace ns, a NodePort Service with
+// ClusterIP 10.96.0.0 + i and NodePort 30000 + i, and (eps <= 100) its
+// EndpointSlice is Slices[i].
+func Plain(n, eps int) *model.Snapshot { return Cluster(Spec{Services: n, Endpoints: eps}) }
+
 // generator hands out NodePorts while it builds Services.
 type generator struct {
 	spec         Spec
