@@ -233,6 +233,15 @@ func mixedSnapshot() model.Snapshot {
 		many = append(many, netip.AddrFrom4([4]byte{10, 244, 3, byte(10 + i)}))
 	}
 	add(service("big", addrs("10.96.1.60"), web[0]), web[:1], many)
+	// Session affinity: chains of its own, recall rules keyed by ID, and
+	// bucket chains for the large one.
+	sticky := []port{{name: "http", proto: model.TCP, port: 80, target: 8080, nodePort: 31070}}
+	s := service("sticky", addrs("10.96.2.70", "fd00:96::2:70"), sticky...)
+	s.AffinitySeconds = 600
+	add(s, sticky, addrs("10.244.1.7", "10.244.2.7", "fd00:10:244:1::7"))
+	s = service("sticky-big", addrs("10.96.2.80"), web[0])
+	s.AffinitySeconds = 10800
+	add(s, web[:1], many)
 	return snap
 }
 

@@ -32,7 +32,10 @@ func TestReadBack(t *testing.T) {
 		{tamper: "add element ip6 kube-proxy cluster-ips { fd00:96::9:9 }"},
 		{tamper: "add rule ip kube-proxy masquerading counter"},
 		{tamper: "add chain ip kube-proxy stray"},
-		{tamper: "flush chain ip kube-proxy service-test/big/tcp/http/b2"},
+		{tamper: "flush chain ip kube-proxy service-test/sticky-big/tcp/http/b2"},
+		{tamper: "flush chain ip kube-proxy pick-endpoint"},
+		{tamper: "delete element ip kube-proxy endpoints { 10.96.1.60 . tcp . 80 . 1601 }"},
+		{tamper: "delete element ip6 kube-proxy nodeport-endpoints { tcp . 31080 . 1 }"},
 		{tamper: "delete table ip6 kube-proxy", full: true},
 	} {
 		t.Run(tc.tamper, func(t *testing.T) {
@@ -125,7 +128,7 @@ func badOps(committed nft.Ruleset) []struct {
 	accept := &nft.Rule{Stmts: []nft.Stmt{nft.Verdict{Kind: nft.Accept}}}
 	serviceIPs := committed[nft.IPv4].Set("service-ips")
 	dangling := nft.Element{
-		Key:     []nft.Value{{Addr: netip.MustParseAddr("10.96.9.9")}, {Num: uint16(nft.ProtoTCP)}, {Num: 80}},
+		Key:     []nft.Value{{Addr: netip.MustParseAddr("10.96.9.9")}, {Num: uint32(nft.ProtoTCP)}, {Num: 80}},
 		Verdict: nft.GotoChain("no-such-chain"),
 	}
 	return []struct {

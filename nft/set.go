@@ -23,13 +23,22 @@ type Set struct {
 	Dynamic bool
 	// Size bounds the number of elements; 0 is the kernel's default.
 	Size uint32
+	// Typeof declares the key by the expressions that build it (`typeof
+	// ip daddr . numgen random mod 1`) rather than by type. nft needs it
+	// for a key with a numgen part: that part's type, integer, has no size
+	// of its own, which a `type` line cannot express. Key still lists the
+	// types of the parts.
+	Typeof []Field
+	// DataTypeof declares a data map's value the same way, when Typeof is
+	// set: nft requires both or neither.
+	DataTypeof []Field
 }
 
 // Value is one part of an element key: Addr for address types, Num for
-// protocol numbers and ports.
+// protocol numbers, ports and integers (numgen parts).
 type Value struct {
 	Addr netip.Addr
-	Num  uint16
+	Num  uint32
 	// Prefix is an address range, in interval sets; it is used instead of
 	// Addr when valid.
 	Prefix netip.Prefix
@@ -47,7 +56,8 @@ type Element struct {
 // kernel cannot change without deleting the set.
 func sameSetDef(a, b *Set) bool {
 	return a.Map == b.Map && a.Comment == b.Comment && a.Interval == b.Interval && a.Dynamic == b.Dynamic &&
-		a.Size == b.Size && slices.Equal(a.Key, b.Key) && slices.Equal(a.Data, b.Data)
+		a.Size == b.Size && slices.Equal(a.Key, b.Key) && slices.Equal(a.Data, b.Data) &&
+		slices.Equal(a.Typeof, b.Typeof) && slices.Equal(a.DataTypeof, b.DataTypeof)
 }
 
 // definition returns a copy of s without its elements.

@@ -109,6 +109,9 @@ const (
 	TypeIPv6Addr    DataType = "ipv6_addr"
 	TypeInetProto   DataType = "inet_proto"
 	TypeInetService DataType = "inet_service"
+	// TypeInteger is a 32-bit number in host byte order: what numgen
+	// draws. Only sets declared with Typeof can have it.
+	TypeInteger DataType = "integer"
 )
 
 // AddrType returns the address data type of family f.

@@ -57,7 +57,7 @@ func (s *Set) text(f Family) string {
 	if s.Map {
 		kind = "map"
 	}
-	fmt.Fprintf(&b, "\t%s %s {\n\t\ttype %s\n", kind, s.Name, s.TypeText())
+	fmt.Fprintf(&b, "\t%s %s {\n\t\t%s\n", kind, s.Name, s.typeLine(f))
 	b.WriteString(s.flagsText())
 	if s.Comment != "" {
 		fmt.Fprintf(&b, "\t\tcomment %q\n", s.Comment)
@@ -82,6 +82,19 @@ func (s *Set) TypeText() string {
 	text := strings.Join(parts, " . ")
 	if s.Map {
 		text += " : " + s.dataTypeText()
+	}
+	return text
+}
+
+// typeLine renders the line that declares the key: by type, or by the
+// expressions that build it (typeof).
+func (s *Set) typeLine(f Family) string {
+	if len(s.Typeof) == 0 {
+		return "type " + s.TypeText()
+	}
+	text := "typeof " + keysText(f, s.Typeof)
+	if s.Map {
+		text += " : " + keysText(f, s.DataTypeof)
 	}
 	return text
 }
@@ -111,8 +124,8 @@ func valueText(t DataType, v Value) string {
 	switch t {
 	case TypeInetProto:
 		return protoName(uint8(v.Num))
-	case TypeInetService:
-		return strconv.Itoa(int(v.Num))
+	case TypeInetService, TypeInteger:
+		return strconv.FormatUint(uint64(v.Num), 10)
 	default:
 		return addrValueText(v)
 	}

@@ -44,11 +44,30 @@ type claim struct {
 	key     string
 	verdict nft.Verdict
 	data    string // packValues(the element's Data)
+	// lists are the endpoint lists (lists.go) that come with an entry of
+	// service-ips or service-nodeports, packed: they are programmed
+	// exactly when the entry is, so two Services claiming one key never mix
+	// their endpoints.
+	lists string
 }
 
 // element returns the element cl asks for.
 func (cl *claim) element() nft.Element {
 	return nft.Element{Key: unpackKey(cl.set, cl.key), Verdict: cl.verdict, Data: unpackValues(cl.data)}
+}
+
+// addTo adds the element cl asks for, and the elements of its endpoint
+// lists, to the sets of t.
+func (cl *claim) addTo(t *nft.Table) {
+	t.Set(cl.set).Elements = append(t.Set(cl.set).Elements, cl.element())
+	if cl.lists == "" {
+		return
+	}
+	key := unpackKey(cl.set, cl.key)
+	for _, l := range unpackLists(cl.lists) {
+		s := t.Set(listMaps[l.m])
+		s.Elements = append(s.Elements, listElements(key, l)...)
+	}
 }
 
 func newClaim(set, owner, field, key string, e nft.Element) claim {
@@ -97,14 +116,16 @@ func (b *builder) addElement(set string, e nft.Element) {
 // claimElement asks for e in the named set on behalf of owner, naming the
 // field that asks for it. It returns the claim's index. A key the same
 // owner already claimed is not claimed twice: the first claim stands.
-func (b *builder) claimElement(set, owner, field string, e nft.Element) int {
+func (b *builder) claimElement(set, owner, field string, e nft.Element, lists ...endpointList) int {
 	key := claimKey(set, e.Key)
 	for i, c := range b.claims {
 		if c.key == key && c.owner == owner {
 			return i
 		}
 	}
-	b.claims = append(b.claims, newClaim(set, owner, field, key, e))
+	cl := newClaim(set, owner, field, key, e)
+	cl.lists = packLists(lists)
+	b.claims = append(b.claims, cl)
 	return len(b.claims) - 1
 }
 

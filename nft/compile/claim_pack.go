@@ -22,6 +22,7 @@ const (
 	packNum
 	packPrefix4
 	packPrefix6
+	packNum32 // Num above 16 bits: an index into an endpoint list
 )
 
 // packKey returns the claim key of an element of set with key parts key.
@@ -53,7 +54,10 @@ func appendValues(b []byte, vs []nft.Value) []byte {
 		case v.Addr.Is6():
 			flags |= packAddr6
 		}
-		if v.Num != 0 {
+		switch {
+		case v.Num > 0xffff:
+			flags |= packNum32
+		case v.Num != 0:
 			flags |= packNum
 		}
 		switch {
@@ -66,8 +70,11 @@ func appendValues(b []byte, vs []nft.Value) []byte {
 		if v.Addr.IsValid() {
 			b = appendAddr(b, v.Addr)
 		}
-		if v.Num != 0 {
-			b = binary.BigEndian.AppendUint16(b, v.Num)
+		switch {
+		case v.Num > 0xffff:
+			b = binary.BigEndian.AppendUint32(b, v.Num)
+		case v.Num != 0:
+			b = binary.BigEndian.AppendUint16(b, uint16(v.Num))
 		}
 		if v.Prefix.IsValid() {
 			b = appendAddr(b, v.Prefix.Addr())
@@ -93,20 +100,38 @@ func unpackValues(s string) []nft.Value {
 	var out []nft.Value
 	for len(s) > 0 {
 		var v nft.Value
-		flags := s[0]
-		s = s[1:]
-		v.Addr, s = unpackAddr(s, flags&packAddr4 != 0, flags&packAddr6 != 0)
-		if flags&packNum != 0 {
-			v.Num, s = uint16(s[0])<<8|uint16(s[1]), s[2:]
-		}
-		if flags&(packPrefix4|packPrefix6) != 0 {
-			var a netip.Addr
-			a, s = unpackAddr(s, flags&packPrefix4 != 0, flags&packPrefix6 != 0)
-			v.Prefix, s = netip.PrefixFrom(a, int(s[0])), s[1:]
-		}
+		v, s = unpackValue(s)
 		out = append(out, v)
 	}
 	return out
+}
+
+// unpackN unpacks the first n values of s and returns the rest of s.
+func unpackN(s string, n int) ([]nft.Value, string) {
+	out := make([]nft.Value, n)
+	for i := range out {
+		out[i], s = unpackValue(s)
+	}
+	return out, s
+}
+
+func unpackValue(s string) (nft.Value, string) {
+	var v nft.Value
+	flags := s[0]
+	s = s[1:]
+	v.Addr, s = unpackAddr(s, flags&packAddr4 != 0, flags&packAddr6 != 0)
+	switch {
+	case flags&packNum32 != 0:
+		v.Num, s = binary.BigEndian.Uint32([]byte(s[:4])), s[4:]
+	case flags&packNum != 0:
+		v.Num, s = uint32(s[0])<<8|uint32(s[1]), s[2:]
+	}
+	if flags&(packPrefix4|packPrefix6) != 0 {
+		var a netip.Addr
+		a, s = unpackAddr(s, flags&packPrefix4 != 0, flags&packPrefix6 != 0)
+		v.Prefix, s = netip.PrefixFrom(a, int(s[0])), s[1:]
+	}
+	return v, s
 }
 
 func unpackAddr(s string, is4, is6 bool) (netip.Addr, string) {

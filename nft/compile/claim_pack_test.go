@@ -16,13 +16,14 @@ func TestPackValuesRoundTrip(t *testing.T) {
 		vs   []nft.Value
 	}{
 		{"none", nil},
-		{"ipv4 service key", []nft.Value{{Addr: a4}, {Num: uint16(nft.ProtoTCP)}, {Num: 80}}},
+		{"ipv4 service key", []nft.Value{{Addr: a4}, {Num: uint32(nft.ProtoTCP)}, {Num: 80}}},
 		{"ipv6 pair", []nft.Value{{Addr: a6}, {Addr: a6}}},
 		{"ipv4-mapped ipv6 stays ipv6", []nft.Value{{Addr: netip.MustParseAddr("::ffff:10.0.0.1")}}},
 		{"zero values", []nft.Value{{}, {Num: 0}}},
 		{"prefixes", []nft.Value{{Prefix: netip.MustParsePrefix("10.0.0.0/8")}, {Prefix: netip.MustParsePrefix("fd00::/64")}}},
 		{"unmasked prefix", []nft.Value{{Prefix: netip.MustParsePrefix("10.1.2.3/8")}}},
 		{"every field", []nft.Value{{Addr: a4, Num: 65535, Prefix: netip.MustParsePrefix("fd00::/0")}}},
+		{"32-bit number", []nft.Value{{Addr: a4}, {Num: 65536}, {Num: 4294967295}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -43,7 +44,7 @@ func TestPackValuesRoundTrip(t *testing.T) {
 // Claims of one key space collide across the maps that share it, and only
 // there.
 func TestClaimKeySpaces(t *testing.T) {
-	key := []nft.Value{{Addr: netip.MustParseAddr("10.96.0.1")}, {Num: uint16(nft.ProtoTCP)}, {Num: 80}}
+	key := []nft.Value{{Addr: netip.MustParseAddr("10.96.0.1")}, {Num: uint32(nft.ProtoTCP)}, {Num: 80}}
 	if claimKey(mapServiceIPs, key) != claimKey(mapNoEndpointServices, key) {
 		t.Error("service-ips and no-endpoint-services keys differ; want one key space")
 	}

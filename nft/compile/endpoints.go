@@ -1,7 +1,6 @@
 package compile
 
 import (
-	"fmt"
 	"net/netip"
 	"sort"
 
@@ -88,101 +87,4 @@ func slicePort(s *model.EndpointSlice, sp model.ServicePort) (uint16, bool) {
 		}
 	}
 	return 0, false
-}
-
-// flatLimit is the most endpoints one chain picks from rule by rule. A
-// Service with more is split into about √n bucket chains of about √n
-// endpoints, so a new connection evaluates about √n rules instead of n/2.
-const flatLimit = 32
-
-// endpointChains returns the chain called name that picks one of eps
-// uniformly, plus its bucket chains for a large Service. With session
-// affinity (affinity > 0 seconds) the chain first sends a client back to
-// the endpoint it chose before, if that is still one of eps (see
-// affinity.go).
-func endpointChains(name string, proto uint8, eps []endpoint, affinity uint32) []*nft.Chain {
-	chains := pickChains(name, proto, eps, affinity)
-	if affinity > 0 {
-		chains[0].Rules = append(affinityRecall(proto, affinity, eps), chains[0].Rules...)
-	}
-	return chains
-}
-
-func pickChains(name string, proto uint8, eps []endpoint, affinity uint32) []*nft.Chain {
-	if len(eps) <= flatLimit {
-		rules := pickRules(len(eps), func(i int) []nft.Stmt { return pickStmts(proto, eps[i], affinity) })
-		if affinity > 0 {
-			rules = append(rules, nft.Rule{Stmts: []nft.Stmt{dnatTo(proto, eps[len(eps)-1])}, Comment: affinityFullComment})
-		}
-		return []*nft.Chain{{Name: name, Rules: rules}}
-	}
-	groups := split(eps, isqrtCeil(len(eps)))
-	top := &nft.Chain{Name: name}
-	chains := []*nft.Chain{top}
-	for i, g := range groups {
-		bucket := fmt.Sprintf("%s/b%d", name, i)
-		chains = append(chains, pickChains(bucket, proto, g, affinity)[0])
-	}
-	remaining := len(eps)
-	for i, g := range groups {
-		stmts := []nft.Stmt{nft.GotoChain(fmt.Sprintf("%s/b%d", name, i))}
-		if i < len(groups)-1 {
-			stmts = append([]nft.Stmt{nft.Random{Mod: uint32(remaining), Below: uint32(len(g))}}, stmts...)
-		}
-		top.Rules = append(top.Rules, nft.Rule{Stmts: stmts})
-		remaining -= len(g)
-	}
-	return chains
-}
-
-func dnatTo(proto uint8, ep endpoint) nft.DNAT {
-	return nft.DNAT{Proto: proto, Addr: ep.addr, Port: ep.port}
-}
-
-// pickStmts sends a new connection to ep, remembering the choice for the
-// client when the Service has session affinity.
-func pickStmts(proto uint8, ep endpoint, affinity uint32) []nft.Stmt {
-	if affinity == 0 {
-		return []nft.Stmt{dnatTo(proto, ep)}
-	}
-	return []nft.Stmt{affinityRecord(affinity, ep), dnatTo(proto, ep)}
-}
-
-// pickRules returns n rules where rule i is taken with probability
-// 1/(n-i) given that no earlier rule was: every endpoint is chosen with
-// probability 1/n, using no set at all (sets are what is expensive to
-// create, see docs/ruleset.md).
-func pickRules(n int, action func(i int) []nft.Stmt) []nft.Rule {
-	rules := make([]nft.Rule, n)
-	for i := range n {
-		stmts := action(i)
-		if i < n-1 {
-			stmts = append([]nft.Stmt{nft.Random{Mod: uint32(n - i), Below: 1}}, stmts...)
-		}
-		rules[i] = nft.Rule{Stmts: stmts}
-	}
-	return rules
-}
-
-// split cuts eps into k contiguous groups whose sizes differ by at most one.
-func split(eps []endpoint, k int) [][]endpoint {
-	groups := make([][]endpoint, 0, k)
-	start := 0
-	for i := range k {
-		size := len(eps) / k
-		if i < len(eps)%k {
-			size++
-		}
-		groups = append(groups, eps[start:start+size])
-		start += size
-	}
-	return groups
-}
-
-func isqrtCeil(n int) int {
-	r := 1
-	for r*r < n {
-		r++
-	}
-	return r
 }

@@ -32,7 +32,7 @@ func (c *compiler) firewall(b *builder, ref portRef) {
 	for _, lb := range lbIPs {
 		c.element(b, ref, mapFirewallIPs, fields[lb], ref.key(lb), nft.GotoChain(chainFirewallAllow))
 		for _, p := range allowed {
-			b.addElement(setFirewallAllow, nft.Element{Key: []nft.Value{{Addr: lb}, {Num: uint16(ref.proto)}, {Num: ref.port.Port}, {Prefix: p}}})
+			b.addElement(setFirewallAllow, nft.Element{Key: []nft.Value{{Addr: lb}, {Num: uint32(ref.proto)}, {Num: uint32(ref.port.Port)}, {Prefix: p}}})
 		}
 	}
 }

@@ -26,11 +26,11 @@ func (p portRef) serviceChain() string  { return "service-" + p.chainSuffix() }
 func (p portRef) externalChain() string { return "external-" + p.chainSuffix() }
 
 func (p portRef) key(ip netip.Addr) []nft.Value {
-	return []nft.Value{{Addr: ip}, {Num: uint16(p.proto)}, {Num: p.port.Port}}
+	return []nft.Value{{Addr: ip}, {Num: uint32(p.proto)}, {Num: uint32(p.port.Port)}}
 }
 
 func (p portRef) nodePortKey() []nft.Value {
-	return []nft.Value{{Num: uint16(p.proto)}, {Num: p.port.NodePort}}
+	return []nft.Value{{Num: uint32(p.proto)}, {Num: uint32(p.port.NodePort)}}
 }
 
 var protoNumbers = map[model.Protocol]uint8{model.TCP: nft.ProtoTCP, model.UDP: nft.ProtoUDP, model.SCTP: nft.ProtoSCTP}
@@ -63,15 +63,86 @@ func (c *compiler) servicePort(b *builder, ref portRef, clusterIPs []netip.Addr)
 		c.noEndpoints(b, ref, clusterIPs, external)
 		return
 	}
-	pc := c.policyChains(b, ref, sets)
-	for _, ip := range clusterIPs {
-		c.target(b, ref, "spec.clusterIPs", ip, pc.internal)
-	}
 	// Hairpin traffic (a pod reaching itself through a Service) is DNATed
 	// on the pod's own node only: endpoints on other nodes need no element.
 	// An endpoint that names no node might be here.
 	for _, ep := range hairpin {
 		b.addElement(setHairpin, nft.Element{Key: []nft.Value{{Addr: ep.addr}, {Addr: ep.addr}}})
+	}
+	if ref.svc.AffinitySeconds > 0 {
+		c.affinityPort(b, ref, sets, clusterIPs, external)
+		return
+	}
+	c.listPort(b, ref, sets, clusterIPs, external)
+}
+
+// listPort sends every entry of ref's port to a shared chain that picks
+// from the endpoint list the entry brings (lists.go): the port has no
+// chain of its own.
+func (c *compiler) listPort(b *builder, ref portRef, sets endpointSets, clusterIPs []netip.Addr, external []externalIP) {
+	internal := sets.cluster
+	if ref.svc.InternalLocal {
+		internal = sets.local
+	}
+	for _, ip := range clusterIPs {
+		c.entry(b, ref, mapServiceIPs, "spec.clusterIPs", ref.key(ip), chainPickEndpoint, c.list(ref, mapEndpoints, internal))
+	}
+	target, lists := chainExternal, []endpointList{c.list(ref, mapEndpoints, sets.cluster)}
+	npTarget, npLists := chainNodePort, []endpointList{c.list(ref, mapNodePortEndpoints, sets.cluster)}
+	if ref.svc.ExternalLocal {
+		target, lists = chainExternalLocal, append(lists, c.list(ref, mapLocalEndpoints, sets.local))
+		npTarget, npLists = chainNodePortLocal, append(npLists, c.list(ref, mapNodePortLocalEndpoints, sets.local))
+	}
+	for _, e := range external {
+		c.entry(b, ref, mapServiceIPs, e.field, ref.key(e.ip), target, lists...)
+	}
+	if ref.port.NodePort != 0 {
+		c.entry(b, ref, mapServiceNodePorts, fmt.Sprintf("spec.ports[%d].nodePort", ref.index), ref.nodePortKey(), npTarget, npLists...)
+	}
+}
+
+// entry claims an entry of set (service-ips or service-nodeports) that goes
+// to chain, with the endpoint lists that chain picks from. An entry whose
+// first list is empty has endpoints, but none for this traffic
+// (internalTrafficPolicy Local without a local endpoint): it is dropped,
+// not rejected, as kube-proxy does.
+func (c *compiler) entry(b *builder, ref portRef, set, field string, key []nft.Value, chain string, lists ...endpointList) {
+	if len(lists[0].eps) == 0 {
+		noEndpoints := mapNoEndpointServices
+		if set == mapServiceNodePorts {
+			noEndpoints = mapNoEndpointNodePorts
+		}
+		c.element(b, ref, noEndpoints, field, key, nft.Verdict{Kind: nft.Drop})
+		return
+	}
+	var nonEmpty []endpointList
+	for _, l := range lists {
+		if len(l.eps) > 0 {
+			nonEmpty = append(nonEmpty, l)
+		}
+	}
+	i := b.claimElement(set, ref.svc.Key(), field, nft.Element{Key: key, Verdict: nft.GotoChain(chain)}, nonEmpty...)
+	c.problems = append(c.problems, unitProblem{
+		Problem: Problem{Object: ref.object, Field: field}, family: b.family, claim: i})
+}
+
+// list is the endpoint list eps for the endpoint map named m; a list
+// longer than a map can index is cut, with a Problem.
+func (c *compiler) list(ref portRef, m string, eps []endpoint) endpointList {
+	if len(eps) > maxListLen {
+		c.problem(ref.svc, fmt.Sprintf("spec.ports[%d]", ref.index),
+			fmt.Sprintf("%d endpoints: only the first %d are used", len(eps), maxListLen))
+		eps = eps[:maxListLen]
+	}
+	return endpointList{m: listMap(m), eps: eps}
+}
+
+// affinityPort gives ref's port, which has session affinity, chains of
+// its own: they remember each client's endpoint (affinity.go).
+func (c *compiler) affinityPort(b *builder, ref portRef, sets endpointSets, clusterIPs []netip.Addr, external []externalIP) {
+	pc := c.policyChains(b, ref, sets)
+	for _, ip := range clusterIPs {
+		c.target(b, ref, "spec.clusterIPs", ip, pc.internal)
 	}
 	if len(external) == 0 && ref.port.NodePort == 0 {
 		return

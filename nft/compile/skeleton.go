@@ -17,6 +17,11 @@ const (
 	setFirewallAllow       = "firewall-allow"
 	setAffinity            = "affinity"
 
+	mapEndpoints              = "endpoints"
+	mapLocalEndpoints         = "local-endpoints"
+	mapNodePortEndpoints      = "nodeport-endpoints"
+	mapNodePortLocalEndpoints = "nodeport-local-endpoints"
+
 	chainServices        = "services"
 	chainMasquerading    = "masquerading"
 	chainMarkMasq        = "mark-for-masquerade"
@@ -27,10 +32,20 @@ const (
 	chainFirewallCheck   = "firewall-check"
 	chainReject          = "reject-chain"
 	chainFirewallAllow   = "firewall-allow-check"
-	priorityDstNAT       = -100
-	priorityFilter       = 0
-	prioritySrcNAT       = 100
-	priorityPreDNAT      = priorityDstNAT - 10
+
+	chainExternal                  = "external"
+	chainExternalLocal             = "external-local"
+	chainNodePort                  = "nodeport"
+	chainNodePortLocal             = "nodeport-local"
+	chainPickEndpoint              = "pick-endpoint"
+	chainPickLocalEndpoint         = "pick-local-endpoint"
+	chainPickNodePortEndpoint      = "pick-nodeport-endpoint"
+	chainPickNodePortLocalEndpoint = "pick-nodeport-local-endpoint"
+
+	priorityDstNAT  = -100
+	priorityFilter  = 0
+	prioritySrcNAT  = 100
+	priorityPreDNAT = priorityDstNAT - 10
 )
 
 // skeleton returns family f's fixed structure: every set and map, empty,
@@ -64,29 +79,49 @@ func partialTable(f nft.Family) *nft.Table {
 
 type setSpec struct {
 	name    string
-	key     func(nft.Family) []nft.DataType
+	key     func(nft.Family) []nft.DataType // nil when declared by typeof
 	isMap   bool
 	comment string
+	// typeof and dataTypeof declare a set by the expressions that build its
+	// keys and values (nft.Set.Typeof): for keys with a numgen part.
+	typeof, dataTypeof []nft.Field
 }
 
 // sets are every set and map of the table: a fixed handful, whatever the
 // number of Services (see docs/ruleset.md for why).
 var sets = []setSpec{
-	{setClusterIPs, addrKey, false, "Active ClusterIPs"},
-	{setNodePortIPs, addrKey, false, "IPs that accept NodePort traffic"},
-	{setHairpin, pairKey, false, "Endpoints reaching themselves through a Service: masqueraded"},
-	{mapServiceIPs, svcKey, true, "ClusterIP, ExternalIP and LoadBalancer IP traffic"},
-	{mapServiceNodePorts, portKey, true, "NodePort traffic"},
-	{mapNoEndpointServices, svcKey, true, "Service IPs and ports with no endpoints"},
-	{mapNoEndpointNodePorts, portKey, true, "NodePorts of Services with no endpoints"},
-	{mapFirewallIPs, svcKey, true, "Destinations subject to loadBalancerSourceRanges"},
-	{setFirewallAllow, rangeKey, false, "Load-balancer IP, port and source range allowed by loadBalancerSourceRanges"},
-	{setAffinity, affinityKey, false, "ClientIP session affinity: client, Service address and port, endpoint chosen"},
+	{setClusterIPs, addrKey, false, "Active ClusterIPs", nil, nil},
+	{setNodePortIPs, addrKey, false, "IPs that accept NodePort traffic", nil, nil},
+	{setHairpin, pairKey, false, "Endpoints reaching themselves through a Service: masqueraded", nil, nil},
+	{mapServiceIPs, svcKey, true, "ClusterIP, ExternalIP and LoadBalancer IP traffic", nil, nil},
+	{mapServiceNodePorts, portKey, true, "NodePort traffic", nil, nil},
+	{mapNoEndpointServices, svcKey, true, "Service IPs and ports with no endpoints", nil, nil},
+	{mapNoEndpointNodePorts, portKey, true, "NodePorts of Services with no endpoints", nil, nil},
+	{mapFirewallIPs, svcKey, true, "Destinations subject to loadBalancerSourceRanges", nil, nil},
+	{setFirewallAllow, rangeKey, false, "Load-balancer IP, port and source range allowed by loadBalancerSourceRanges", nil, nil},
+	{mapEndpoints, nil, true, "Endpoints of Service IPs and ports: key . n*n+i is endpoint i of n", daddrProtoPortNum, addrPort},
+	{mapLocalEndpoints, nil, true, "This node's endpoints, for external traffic under externalTrafficPolicy Local", daddrProtoPortNum, addrPort},
+	{mapNodePortEndpoints, nil, true, "Endpoints of NodePorts: key . n*n+i is endpoint i of n", protoPortNum, addrPort},
+	{mapNodePortLocalEndpoints, nil, true, "This node's endpoints, for NodePorts under externalTrafficPolicy Local", protoPortNum, addrPort},
+	{setAffinity, nil, false, "ClientIP session affinity: client and the ID of a Service port's endpoint it was sent to",
+		[]nft.Field{nft.Saddr, nft.Number}, nil},
 }
+
+var (
+	daddrProtoPortNum = []nft.Field{nft.Daddr, nft.L4Proto, nft.Dport, nft.Number}
+	protoPortNum      = []nft.Field{nft.L4Proto, nft.Dport, nft.Number}
+	addrPort          = []nft.Field{nft.Daddr, nft.Dport}
+)
 
 // set returns the empty set or map spec describes in family f.
 func (spec setSpec) set(f nft.Family) *nft.Set {
-	s := &nft.Set{Name: spec.name, Key: spec.key(f), Map: spec.isMap, Comment: spec.comment}
+	s := &nft.Set{Name: spec.name, Map: spec.isMap, Comment: spec.comment}
+	if spec.key != nil {
+		s.Key = spec.key(f)
+	} else {
+		s.Typeof, s.DataTypeof = spec.typeof, spec.dataTypeof
+		s.Key, s.Data = typesOf(f, spec.typeof), typesOf(f, spec.dataTypeof)
+	}
 	switch spec.name {
 	case setFirewallAllow:
 		s.Interval = true
@@ -111,13 +146,27 @@ func rangeKey(f nft.Family) []nft.DataType {
 	return []nft.DataType{nft.AddrType(f), nft.TypeInetProto, nft.TypeInetService, nft.AddrType(f)}
 }
 
-func affinityKey(f nft.Family) []nft.DataType {
-	return []nft.DataType{nft.AddrType(f), nft.AddrType(f), nft.TypeInetProto, nft.TypeInetService, nft.AddrType(f)}
+// typesOf returns the data types of the parts a typeof declaration names.
+func typesOf(f nft.Family, fields []nft.Field) []nft.DataType {
+	var out []nft.DataType
+	for _, field := range fields {
+		switch field {
+		case nft.Saddr, nft.Daddr:
+			out = append(out, nft.AddrType(f))
+		case nft.L4Proto:
+			out = append(out, nft.TypeInetProto)
+		case nft.Dport:
+			out = append(out, nft.TypeInetService)
+		case nft.Number:
+			out = append(out, nft.TypeInteger)
+		}
+	}
+	return out
 }
 
 // affinitySize bounds the session-affinity memory of a family: one element
-// per client, Service address and port, and endpoint. Without a size the
-// kernel's default would cap it at 65,535 clients for the whole node.
+// per client and endpoint of a Service port. Without a size the kernel's
+// default would cap it at 65,535 clients for the whole node.
 const affinitySize = 1 << 20
 
 func newStmt(v nft.Verdict) []nft.Stmt { return []nft.Stmt{nft.MatchNew{}, v} }
@@ -182,7 +231,43 @@ func fixedChains(f nft.Family, o Options) []*nft.Chain {
 			{Stmts: []nft.Stmt{drop}, Comment: "source outside loadBalancerSourceRanges"},
 		}},
 		{Name: chainReject, Rules: []nft.Rule{rule(nft.Reject{})}},
+		{Name: chainExternal, Rules: entryRules(f, o, false, chainPickEndpoint, "")},
+		{Name: chainExternalLocal, Rules: entryRules(f, o, true, chainPickEndpoint, chainPickLocalEndpoint)},
+		{Name: chainNodePort, Rules: entryRules(f, o, false, chainPickNodePortEndpoint, "")},
+		{Name: chainNodePortLocal, Rules: entryRules(f, o, true, chainPickNodePortEndpoint, chainPickNodePortLocalEndpoint)},
 	}
+}
+
+// entryRules are the rules of a chain that NodePort, externalIP and
+// load-balancer traffic enters by: cluster picks from every endpoint of
+// the Service, local from this node's ("" when it has none).
+//
+// With externalTrafficPolicy Cluster the traffic is masqueraded (the
+// endpoint may be on another node, and its reply must come back through
+// this one) and sent to any endpoint.
+//
+// With Local it keeps its source address and goes only to this node's
+// endpoints, and is dropped when there are none. Traffic from pods (the
+// cluster CIDRs) and from the node itself is not "external": it still goes
+// to any endpoint, as kube-proxy's short-circuit rules do; the node's own
+// traffic is masqueraded, since its source (often the load-balancer IP
+// itself) would not route back from another node.
+func entryRules(f nft.Family, o Options, local bool, cluster, localChain string) []nft.Rule {
+	if !local {
+		return []nft.Rule{rule(nft.JumpTo(chainMarkMasq)), rule(nft.GotoChain(cluster))}
+	}
+	var rules []nft.Rule
+	for _, p := range o.localCIDRs(f) {
+		rules = append(rules, nft.Rule{Stmts: []nft.Stmt{nft.MatchAddr{Field: nft.Saddr, Prefix: p.Masked()}, nft.GotoChain(cluster)},
+			Comment: "short-circuit pod traffic"})
+	}
+	rules = append(rules,
+		nft.Rule{Stmts: []nft.Stmt{nft.MatchFibLocal{}, nft.JumpTo(chainMarkMasq)}, Comment: "masquerade local traffic"},
+		nft.Rule{Stmts: []nft.Stmt{nft.MatchFibLocal{}, nft.GotoChain(cluster)}, Comment: "short-circuit local traffic"})
+	if localChain != "" {
+		rules = append(rules, rule(nft.JumpTo(localChain)))
+	}
+	return append(rules, nft.Rule{Stmts: []nft.Stmt{nft.Verdict{Kind: nft.Drop}}, Comment: "no local endpoints"})
 }
 
 // servicesRules is the entry point from the nat hooks: masquerade marking

@@ -40,6 +40,8 @@ type familyState struct {
 	// contested holds the keys with more than one claimant, which are
 	// settled again on every update.
 	contested map[string]bool
+	// rungs counts the lengths of the winners' endpoint lists.
+	rungs rungs
 }
 
 type contest struct {
@@ -82,13 +84,15 @@ func New(snap *model.Snapshot, node model.Node, o Options) *Tables {
 	for _, fs := range c.fams {
 		for _, ct := range fs.contests {
 			ct.settle(c.order)
+			fs.rungs.add(ct.winner, 1)
 		}
 	}
 	return c
 }
 
 func newFamilyState(f nft.Family, node model.Node) *familyState {
-	fs := &familyState{family: f, contests: map[string]*contest{}, shared: map[string]*sharedElement{}, contested: map[string]bool{}}
+	fs := &familyState{family: f, contests: map[string]*contest{}, shared: map[string]*sharedElement{},
+		contested: map[string]bool{}, rungs: newRungs()}
 	for _, ip := range node.IPs {
 		fs.nodeUses = fs.nodeUses || nft.FamilyOf(ip) == f
 	}

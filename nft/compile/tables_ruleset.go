@@ -37,8 +37,11 @@ func (c *Tables) table(fi int) *nft.Table {
 	}
 	for _, ct := range fs.contests {
 		if w := ct.winner; w != nil {
-			byName[w.set].Elements = append(byName[w.set].Elements, w.element())
+			w.addTo(t)
 		}
+	}
+	for m := range listMaps {
+		t.Chains = append(t.Chains, fs.rungs.pickChain(m))
 	}
 	var chains []*nft.Chain
 	for _, u := range c.units {

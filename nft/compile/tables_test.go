@@ -187,15 +187,63 @@ func (g *generator) mutate() map[string]bool {
 	return changed
 }
 
+// TestCompiledUpdateOneEndpoint: a change of one Service's endpoints, an
+// address or their number, is map elements only: no rule, no chain, so
+// the kernel does not re-validate the table (lists.go).
 func TestCompiledUpdateOneEndpoint(t *testing.T) {
 	snap := synth.Plain(200, 10)
+	snap.Slices[8].Endpoints = snap.Slices[8].Endpoints[1:] // a list of 9: its rung is in use
 	c := compile.New(snap, testNode, compile.DefaultOptions())
-	snap.Slices[7].Endpoints[3].Addresses[0] = netip.MustParseAddr("10.250.0.1")
-	p := c.Update(snap, map[string]bool{"ns/svc-7": true})
-	if p.Full || len(p.Ops) != 13 {
-		t.Fatalf("plan: full=%v, %d ops, want a 13-op patch:\n%s", p.Full, len(p.Ops), p.Text())
+	eps := &snap.Slices[7].Endpoints
+	for _, change := range []struct {
+		name string
+		do   func()
+	}{
+		{"address replaced", func() { (*eps)[3].Addresses[0] = netip.MustParseAddr("10.250.0.1") }},
+		{"endpoint removed (10 to 9)", func() { *eps = (*eps)[1:] }},
+		{"endpoint added (9 to 10)", func() {
+			*eps = append(*eps, model.Endpoint{Addresses: []netip.Addr{netip.MustParseAddr("10.250.0.2")}, Ready: true, Serving: true})
+		}},
+	} {
+		change.do()
+		p := c.Update(snap, map[string]bool{"ns/svc-7": true})
+		s := p.Stats()
+		if p.Full || s.RulesAdded+s.ChainsAdded+s.ChainsFlushed+s.ChainsRemoved > 0 || s.ElementsAdded == 0 {
+			t.Errorf("%s: plan: full=%v, %s; want element changes only:\n%s", change.name, p.Full, s, p.Text())
+		}
+		if p := c.Update(snap, map[string]bool{"ns/svc-7": true}); !p.Empty() {
+			t.Fatalf("%s: update without a change:\n%s", change.name, p.Text())
+		}
 	}
-	if p := c.Update(snap, map[string]bool{"ns/svc-7": true}); !p.Empty() {
-		t.Fatalf("update without a change:\n%s", p.Text())
+}
+
+// TestCompiledUpdateNewLength: a list length no entry had before adds a
+// rung to the pick chains (rewritten whole, ascending), and the last list
+// of a length takes its rung away.
+func TestCompiledUpdateNewLength(t *testing.T) {
+	snap := synth.Plain(20, 3)
+	c := compile.New(snap, testNode, compile.DefaultOptions())
+	snap.Slices[2].Endpoints = snap.Slices[2].Endpoints[1:]
+	p := c.Update(snap, map[string]bool{"ns/svc-2": true})
+	rungs := func(p *nft.Plan) []string {
+		var out []string
+		for _, op := range p.Ops {
+			if op.Kind == nft.AddRule && op.Name == "pick-endpoint" {
+				out = append(out, op.Rule.Text(nft.IPv4))
+			}
+		}
+		return out
+	}
+	want := []string{
+		"dnat ip to ip daddr . meta l4proto . th dport . numgen random mod 2 offset 4 map @endpoints",
+		"dnat ip to ip daddr . meta l4proto . th dport . numgen random mod 3 offset 9 map @endpoints",
+	}
+	if diff := cmp.Diff(want, rungs(p)); diff != "" {
+		t.Errorf("rungs after a list of 2 appeared (-want +got):\n%s\nplan:\n%s", diff, p.Text())
+	}
+	snap.Slices[2].Endpoints = synth.Plain(20, 3).Slices[2].Endpoints
+	p = c.Update(snap, map[string]bool{"ns/svc-2": true})
+	if diff := cmp.Diff(want[1:], rungs(p)); diff != "" {
+		t.Errorf("rungs after it went (-want +got):\n%s\nplan:\n%s", diff, p.Text())
 	}
 }

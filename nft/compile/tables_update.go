@@ -63,6 +63,7 @@ func (c *Tables) updateFamily(fi int, olds, news []*unit) []nft.Op {
 	}
 	winners := fs.winners(owned)
 	counts := fs.counts(shared)
+	picks := fs.pickChains()
 	for i := range olds {
 		if olds[i] != nil {
 			before.Chains = append(before.Chains, olds[i].families[fi].chains...)
@@ -75,6 +76,7 @@ func (c *Tables) updateFamily(fi int, olds, news []*unit) []nft.Op {
 	}
 	fs.settleOwned(owned, winners, c.order, before, after)
 	fs.settleShared(shared, counts, before, after)
+	fs.changedPickChains(picks, before, after)
 	// Both partial tables have every set and no base chain: the differ
 	// patches one into the other.
 	now := fs.used()
@@ -146,11 +148,33 @@ func (fs *familyState) settleOwned(keys map[string]bool, prev map[string]*claim,
 		if sameClaim(was, now) {
 			continue
 		}
+		fs.rungs.add(was, -1)
+		fs.rungs.add(now, 1)
 		if was != nil {
-			before.Set(was.set).Elements = append(before.Set(was.set).Elements, was.element())
+			was.addTo(before)
 		}
 		if now != nil {
-			after.Set(now.set).Elements = append(after.Set(now.set).Elements, now.element())
+			now.addTo(after)
+		}
+	}
+}
+
+// pickChains returns the pick chain of every endpoint map.
+func (fs *familyState) pickChains() []*nft.Chain {
+	out := make([]*nft.Chain, len(listMaps))
+	for m := range listMaps {
+		out[m] = fs.rungs.pickChain(m)
+	}
+	return out
+}
+
+// changedPickChains puts each pick chain whose rungs changed since prev in
+// before (as it was) and after (as it is now).
+func (fs *familyState) changedPickChains(prev []*nft.Chain, before, after *nft.Table) {
+	for m, was := range prev {
+		if now := fs.rungs.pickChain(m); !was.Equal(now) {
+			before.Chains = append(before.Chains, was)
+			after.Chains = append(after.Chains, now)
 		}
 	}
 }
@@ -177,7 +201,7 @@ func sameClaim(a, b *claim) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.set == b.set && a.key == b.key && a.verdict == b.verdict && a.data == b.data
+	return a.set == b.set && a.key == b.key && a.verdict == b.verdict && a.data == b.data && a.lists == b.lists
 }
 
 func sortedKeys(m map[string]bool) []string {

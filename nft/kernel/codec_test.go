@@ -45,9 +45,13 @@ func stmtCases(f nft.Family) []nft.Stmt {
 		nft.InSet{Keys: all, Set: "firewall-allow"},
 		nft.Vmap{Keys: []nft.Field{nft.Daddr, nft.L4Proto, nft.Dport}, Map: "service-ips"},
 		nft.Vmap{Keys: []nft.Field{nft.L4Proto, nft.Dport}, Map: "service-nodeports"},
-		nft.InSetWith{Keys: all, Consts: []nft.Value{{Addr: ep}}, Set: "affinity"},
-		nft.InSetWith{Keys: []nft.Field{nft.Saddr}, Consts: []nft.Value{{Addr: ep}, {Num: 8080}}, Set: "pairs"},
-		nft.UpdateSet{Set: "affinity", Keys: all, Consts: []nft.Value{{Addr: ep}}, Timeout: 10800},
+		nft.InSet{Keys: []nft.Field{nft.Saddr}, Num: nft.Numgen{Mod: 1, Offset: 4036988021}, Set: "affinity"},
+		nft.InSet{Keys: all, Num: nft.Numgen{Mod: 1}, Set: "pairs"},
+		nft.UpdateSet{Set: "affinity", Keys: []nft.Field{nft.Saddr}, Num: nft.Numgen{Mod: 1, Offset: 7}, Timeout: 10800},
+		nft.UpdateSet{Set: "pairs", Keys: all, Timeout: 1},
+		nft.DNATMap{Keys: []nft.Field{nft.Daddr, nft.L4Proto, nft.Dport}, Num: nft.Numgen{Mod: 3, Offset: 9}, Map: "endpoints"},
+		nft.DNATMap{Keys: []nft.Field{nft.L4Proto, nft.Dport}, Num: nft.Numgen{Mod: 65535, Offset: 4294836225}, Map: "nodeport-endpoints"},
+		nft.DNATMap{Keys: []nft.Field{nft.Daddr}, Map: "by-address"},
 		nft.Random{Mod: 7, Below: 1},
 		nft.Random{Mod: 100, Below: 13},
 		nft.SetMark{Op: nft.MarkOr, Bits: 0x4000},
@@ -235,7 +239,7 @@ func mutations(e expr.Any) []mutation {
 func TestElementRoundTrip(t *testing.T) {
 	a4, a6 := netip.MustParseAddr("10.96.0.10"), netip.MustParseAddr("fd00:96::10")
 	p4, p6 := netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("2001:db8::/56")
-	tcp, port := nft.Value{Num: uint16(nft.ProtoTCP)}, nft.Value{Num: 443}
+	tcp, port := nft.Value{Num: uint32(nft.ProtoTCP)}, nft.Value{Num: 443}
 	goTo := nft.GotoChain("service-ns/web/tcp/https")
 	tests := []struct {
 		name string
@@ -253,6 +257,11 @@ func TestElementRoundTrip(t *testing.T) {
 		{"data map", nft.IPv6, nft.Set{Map: true, Key: []nft.DataType{nft.TypeIPv6Addr, nft.TypeInetProto, nft.TypeInetService},
 			Data: []nft.DataType{nft.TypeIPv6Addr, nft.TypeInetService}},
 			nft.Element{Key: []nft.Value{{Addr: a6}, tcp, port}, Data: []nft.Value{{Addr: a6}, {Num: 8443}}}},
+		{"endpoint list map", nft.IPv4, nft.Set{Map: true, Key: []nft.DataType{nft.TypeIPv4Addr, nft.TypeInetProto, nft.TypeInetService, nft.TypeInteger},
+			Data: []nft.DataType{nft.TypeIPv4Addr, nft.TypeInetService}},
+			nft.Element{Key: []nft.Value{{Addr: a4}, tcp, port, {Num: 4294836225}}, Data: []nft.Value{{Addr: a4}, {Num: 8443}}}},
+		{"affinity element", nft.IPv6, nft.Set{Dynamic: true, Key: []nft.DataType{nft.TypeIPv6Addr, nft.TypeInteger}},
+			nft.Element{Key: []nft.Value{{Addr: a6}, {Num: 7}}}},
 		{"ipv4 interval", nft.IPv4, nft.Set{Interval: true, Key: []nft.DataType{nft.TypeIPv4Addr, nft.TypeInetProto, nft.TypeInetService, nft.TypeIPv4Addr}},
 			nft.Element{Key: []nft.Value{{Addr: a4}, tcp, port, {Prefix: p4}}}},
 		{"ipv6 interval, one address", nft.IPv6, nft.Set{Interval: true, Key: []nft.DataType{nft.TypeIPv6Addr, nft.TypeInetProto, nft.TypeInetService, nft.TypeIPv6Addr}},
@@ -349,21 +358,67 @@ func TestSetRoundTrip(t *testing.T) {
 		{Name: "service-nodeports", Map: true, Key: []nft.DataType{nft.TypeInetProto, nft.TypeInetService}},
 		{Name: "endpoints", Map: true, Key: svc4, Data: []nft.DataType{nft.TypeIPv4Addr, nft.TypeInetService}},
 		{Name: "firewall-allow", Interval: true, Key: append(svc4, nft.TypeIPv4Addr)},
-		{Name: "affinity", Dynamic: true, Size: 1 << 20, Key: []nft.DataType{nft.TypeIPv4Addr, nft.TypeIPv4Addr,
-			nft.TypeInetProto, nft.TypeInetService, nft.TypeIPv4Addr}},
+		{Name: "endpoints", Map: true, Key: append(svc4, nft.TypeInteger), Data: []nft.DataType{nft.TypeIPv4Addr, nft.TypeInetService},
+			Typeof:     []nft.Field{nft.Daddr, nft.L4Proto, nft.Dport, nft.Number},
+			DataTypeof: []nft.Field{nft.Daddr, nft.Dport}, Comment: "typeof with a comment"},
+		{Name: "nodeport-endpoints", Map: true, Key: []nft.DataType{nft.TypeInetProto, nft.TypeInetService, nft.TypeInteger},
+			Data:   []nft.DataType{nft.TypeIPv4Addr, nft.TypeInetService},
+			Typeof: []nft.Field{nft.L4Proto, nft.Dport, nft.Number}, DataTypeof: []nft.Field{nft.Daddr, nft.Dport}},
+		{Name: "affinity", Dynamic: true, Size: 1 << 20, Key: []nft.DataType{nft.TypeIPv4Addr, nft.TypeInteger},
+			Typeof: []nft.Field{nft.Saddr, nft.Number}},
 	}
 	for _, want := range sets {
 		t.Run(want.Name, func(t *testing.T) {
 			tbl := tableOf(nft.IPv4)
 			msgs := marshal(t, func(c *nftables.Conn) error { return c.AddSet(newSet(tbl, &want), nil) })
+			typeof, err := typeofUdata(nft.IPv4, &want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if typeof != nil {
+				if msgs[0].Data, err = withUserdata(msgs[0].Data, typeof); err != nil {
+					t.Fatal(err)
+				}
+			}
 			got, err := replying(t, msgs).GetSets(tbl)
 			if err != nil || len(got) != 1 {
 				t.Fatalf("GetSets: %d sets, %v", len(got), err)
 			}
-			if s := decodeSet(got[0]); !reflect.DeepEqual(&want, s) {
+			if s := decodeSet(nft.IPv4, got[0], userdataOf(t, msgs[0].Data)); !reflect.DeepEqual(&want, s) {
 				t.Errorf("round trip gave %+v, want %+v", s, want)
 			}
 		})
+	}
+}
+
+// userdataOf returns the NFTA_SET_USERDATA of a NEWSET message's payload,
+// as setUserdata reads it from a dump.
+func userdataOf(t *testing.T, data []byte) []byte {
+	t.Helper()
+	var ud []byte
+	if err := walkAttrs(data[4:], func(typ uint16, payload []byte) error {
+		if typ == unix.NFTA_SET_USERDATA {
+			ud = payload
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return ud
+}
+
+// TestTypeofUdataIsNfts: the typeof declaration we write is, byte for
+// byte, what nft 1.0.6 writes for `typeof ip daddr . meta l4proto . th dport
+// . numgen random mod 1 : ip daddr . th dport` (read off a set nft made).
+func TestTypeofUdataIsNfts(t *testing.T) {
+	want := "036000040d00000001580014000407000000010c00040c00000001040c000000010e00040900000001060004100000000214000407000000010c00040b000000010402000000031a0004170000000112000401000000010401000000020400000000043400040d000000012c0014000407000000010c00040c00000001040c0000000114000407000000010c00040b000000010402000000"
+	s := &nft.Set{Map: true, Typeof: []nft.Field{nft.Daddr, nft.L4Proto, nft.Dport, nft.Number}, DataTypeof: []nft.Field{nft.Daddr, nft.Dport}}
+	got, err := typeofUdata(nft.IPv4, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprintf("%x", got) != want {
+		t.Errorf("typeof userdata\n got %x\nwant %s", got, want)
 	}
 }
 

@@ -3,7 +3,6 @@ package kernel
 import (
 	"time"
 
-	"github.com/google/nftables/binaryutil"
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
 
@@ -46,35 +45,28 @@ func keyField(f nft.Family, e expr.Any, reg uint32) (nft.Field, bool) {
 	return 0, false
 }
 
-// decodeConsts reads the key loads and the immediates of constant parts
-// at the start of ex, as loadKey writes them, and returns the index of the
-// expression after them.
-func decodeConsts(f nft.Family, ex []expr.Any) ([]nft.Field, []nft.Value, int) {
+// decodeKey reads the loads of a lookup key at the start of ex, as loadKey
+// writes them, and returns how many expressions they took.
+func decodeKey(f nft.Family, ex []expr.Any) ([]nft.Field, nft.Numgen, int) {
 	keys, n := decodeKeys(f, ex)
-	if n == 0 {
-		return nil, nil, 0
+	if n == 0 || n == len(ex) {
+		return keys, nft.Numgen{}, n
 	}
-	var consts []nft.Value
-	words := keyWords(f, keys)
-	for ; n < len(ex); n++ {
-		imm, ok := ex[n].(*expr.Immediate)
-		if !ok {
-			return keys, consts, n
-		}
-		v, ok := constValue(f, imm.Data)
-		if !ok || imm.Register != keyReg(words) {
-			return nil, nil, 0
-		}
-		consts = append(consts, v)
-		words += uint32(len(imm.Data)+3) / 4
+	ng, ok := ex[n].(*expr.Numgen)
+	if !ok {
+		return keys, nft.Numgen{}, n
 	}
-	return keys, consts, n
+	num := nft.Numgen{Mod: ng.Modulus, Offset: ng.Offset}
+	if num.Mod == 0 || *ng != *numgenKey(keyRegister(f, keys), num) {
+		return nil, nft.Numgen{}, 0
+	}
+	return keys, num, n + 1
 }
 
 // decodeUpdateSet reads a key and the dynset update that uses it. Timeouts
 // are whole seconds: nft.UpdateSet holds seconds.
 func decodeUpdateSet(f nft.Family, ex []expr.Any) (nft.Stmt, int) {
-	keys, consts, n := decodeConsts(f, ex)
+	keys, num, n := decodeKey(f, ex)
 	if n == 0 || n >= len(ex) {
 		return nil, 0
 	}
@@ -82,7 +74,7 @@ func decodeUpdateSet(f nft.Family, ex []expr.Any) (nft.Stmt, int) {
 	if !ok || e.Timeout%time.Second != 0 || e.Timeout < 0 {
 		return nil, 0
 	}
-	u := nft.UpdateSet{Set: e.SetName, Keys: keys, Consts: consts, Timeout: uint32(e.Timeout / time.Second)}
+	u := nft.UpdateSet{Set: e.SetName, Keys: keys, Num: num, Timeout: uint32(e.Timeout / time.Second)}
 	if !sameDynset(e, dynsetUpdate(u)) {
 		return nil, 0
 	}
@@ -92,33 +84,6 @@ func decodeUpdateSet(f nft.Family, ex []expr.Any) (nft.Stmt, int) {
 func sameDynset(a, b *expr.Dynset) bool {
 	return a.SrcRegKey == b.SrcRegKey && a.SrcRegData == b.SrcRegData && a.SetID == b.SetID && a.SetName == b.SetName &&
 		a.Operation == b.Operation && a.Timeout == b.Timeout && a.Invert == b.Invert && len(a.Exprs) == 0 && len(b.Exprs) == 0
-}
-
-// decodeInSetWith reads a key with constant parts and the lookup that uses
-// it; without constants the lookup is an InSet (decodeLookup).
-func decodeInSetWith(f nft.Family, ex []expr.Any) (nft.Stmt, int) {
-	keys, consts, n := decodeConsts(f, ex)
-	if n == 0 || len(consts) == 0 || n >= len(ex) {
-		return nil, 0
-	}
-	l, ok := ex[n].(*expr.Lookup)
-	if !ok || *l != *lookup(l.SetName, false) {
-		return nil, 0
-	}
-	return nft.InSetWith{Keys: keys, Consts: consts, Set: l.SetName}, n + 1
-}
-
-// constValue reads one constant key part: an address of the table's
-// family, or a port.
-func constValue(f nft.Family, b []byte) (nft.Value, bool) {
-	if len(b) == 2 {
-		return nft.Value{Num: binaryutil.BigEndian.Uint16(b)}, true
-	}
-	a := addrFromSlice(b)
-	if !a.IsValid() || nft.FamilyOf(a) != f {
-		return nft.Value{}, false
-	}
-	return nft.Value{Addr: a}, true
 }
 
 // dynsetUpdate adds the key in reg 1 to u's set, or refreshes its timeout.

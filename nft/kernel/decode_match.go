@@ -30,12 +30,16 @@ func decodeDNAT(f nft.Family, ex []expr.Any) (nft.Stmt, int) {
 	return nft.DNAT{Proto: proto.(nft.MatchProto).Proto, Addr: ip, Port: binaryutil.BigEndian.Uint16(port.Data)}, 5
 }
 
-func isDNAT(f nft.Family, nat *expr.NAT) bool {
+func isDNAT(f nft.Family, nat *expr.NAT) bool { return isDNATFrom(f, nat, dnatTo(f)) }
+
+// isDNATFrom reports whether nat is want as the kernel dumps it: with its
+// max registers equal to the min ones, which we leave unset.
+func isDNATFrom(f nft.Family, nat, want *expr.NAT) bool {
 	n := *nat
-	if n.RegAddrMax == reg1 && n.RegProtoMax == reg2 { // as the kernel dumps it
+	if n.RegAddrMax == want.RegAddrMin && n.RegProtoMax == want.RegProtoMin {
 		n.RegAddrMax, n.RegProtoMax = 0, 0
 	}
-	return n == *dnatTo(f)
+	return n == *want
 }
 
 func decodeProto(_ nft.Family, ex []expr.Any) (nft.Stmt, int) {
@@ -141,9 +145,10 @@ func prefixLen(b byte) int {
 	return n
 }
 
-// decodeLookup reads the key loads of a set lookup or verdict-map lookup.
+// decodeLookup reads the key loads of a set lookup, a verdict-map lookup
+// or a data-map lookup that a dnat uses.
 func decodeLookup(f nft.Family, ex []expr.Any) (nft.Stmt, int) {
-	keys, n := decodeKeys(f, ex)
+	keys, num, n := decodeKey(f, ex)
 	if len(keys) == 0 || n == len(ex) {
 		return nil, 0
 	}
@@ -153,9 +158,17 @@ func decodeLookup(f nft.Family, ex []expr.Any) (nft.Stmt, int) {
 	}
 	switch *l {
 	case *lookup(l.SetName, false):
-		return nft.InSet{Keys: keys, Set: l.SetName}, n + 1
+		return nft.InSet{Keys: keys, Num: num, Set: l.SetName}, n + 1
 	case *lookup(l.SetName, true):
-		return nft.Vmap{Keys: keys, Map: l.SetName}, n + 1
+		if !num.Used() {
+			return nft.Vmap{Keys: keys, Map: l.SetName}, n + 1
+		}
+	case *mapLookup(l.SetName):
+		if n+1 < len(ex) {
+			if nat, ok := ex[n+1].(*expr.NAT); ok && isDNATFrom(f, nat, dnatToMap(f)) {
+				return nft.DNATMap{Keys: keys, Num: num, Map: l.SetName}, n + 2
+			}
+		}
 	}
 	return nil, 0
 }

@@ -46,7 +46,9 @@ func encodeKey(types []nft.DataType, key []nft.Value) []byte {
 		case nft.TypeInetProto:
 			b = []byte{byte(key[i].Num)}
 		case nft.TypeInetService:
-			b = binaryutil.BigEndian.PutUint16(key[i].Num)
+			b = binaryutil.BigEndian.PutUint16(uint16(key[i].Num))
+		case nft.TypeInteger:
+			b = binaryutil.NativeEndian.PutUint32(key[i].Num) // as numgen draws it
 		default:
 			b = addrKeyBytes(key[i])
 		}
@@ -99,7 +101,8 @@ func lastAddr(p netip.Prefix) netip.Addr {
 }
 
 // keySizes are the unpadded byte lengths of the key types we use.
-var keySizes = map[nft.DataType]int{nft.TypeIPv4Addr: 4, nft.TypeIPv6Addr: 16, nft.TypeInetProto: 1, nft.TypeInetService: 2}
+var keySizes = map[nft.DataType]int{nft.TypeIPv4Addr: 4, nft.TypeIPv6Addr: 16, nft.TypeInetProto: 1, nft.TypeInetService: 2,
+	nft.TypeInteger: 4}
 
 // decodeElement reverses encodeKey. A key of a type we do not use decodes
 // to zero values, which will not match any desired element.
@@ -115,9 +118,11 @@ func decodeElement(s *nft.Set, e nftables.SetElement) nft.Element {
 		}
 		switch t {
 		case nft.TypeInetProto:
-			v.Num = uint16(b[0])
+			v.Num = uint32(b[0])
 		case nft.TypeInetService:
-			v.Num = binaryutil.BigEndian.Uint16(b[:2])
+			v.Num = uint32(binaryutil.BigEndian.Uint16(b[:2]))
+		case nft.TypeInteger:
+			v.Num = binaryutil.NativeEndian.Uint32(b[:4])
 		default:
 			v.Addr = addrFromSlice(b[:size])
 		}

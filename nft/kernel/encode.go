@@ -45,7 +45,7 @@ func encodeStmt(f nft.Family, s nft.Stmt) ([]expr.Any, error) {
 	case nft.MatchMarkClear:
 		return []expr.Any{loadMark(), maskReg(s.Bits), cmpEq(reg1, native32(0))}, nil
 	case nft.InSet:
-		return append(loadKeys(f, s.Keys), lookup(s.Set, false)), nil
+		return encodeInSet(f, s), nil
 	case nft.Vmap:
 		return append(loadKeys(f, s.Keys), lookup(s.Map, true)), nil
 	case nft.Random:
@@ -62,8 +62,8 @@ func encodeStmt(f nft.Family, s nft.Stmt) ([]expr.Any, error) {
 		return []expr.Any{encodeVerdict(s)}, nil
 	case nft.UpdateSet:
 		return encodeUpdateSet(f, s), nil
-	case nft.InSetWith:
-		return encodeInSetWith(f, s), nil
+	case nft.DNATMap:
+		return encodeDNATMap(f, s), nil
 	case nft.MatchFibLocal:
 		return encodeFibLocal(), nil
 	}

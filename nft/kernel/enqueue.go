@@ -46,7 +46,7 @@ func (k *Kernel) enqueueOp(op nft.Op) error {
 	case nft.DeleteTable:
 		k.batch.DelTable(t)
 	case nft.AddSet:
-		return k.batch.AddSet(newSet(t, op.Set), nil)
+		return k.addSet(op.Family, t, op.Set)
 	case nft.DeleteSet:
 		k.batch.DelSet(&nftables.Set{Table: t, Name: op.Name})
 	case nft.AddChain:

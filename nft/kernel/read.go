@@ -46,8 +46,12 @@ func (k *Kernel) readSets(t *nft.Table, kt *nftables.Table) error {
 	if err != nil {
 		return fmt.Errorf("list sets: %w", err)
 	}
+	uds, err := k.setUserdata(kt)
+	if err != nil {
+		return fmt.Errorf("list sets: %w", err)
+	}
 	for _, ks := range sets {
-		s := decodeSet(ks)
+		s := decodeSet(t.Family, ks, uds[ks.Name])
 		if s.Dynamic {
 			// Filled by the packet path: its elements are not ours to diff.
 			t.Sets = append(t.Sets, s)

@@ -119,11 +119,12 @@ func TestSourceRanges(t *testing.T) {
 func TestAffinity(t *testing.T) {
 	eps := []netip.Addr{localEP, remoteEP, addr("10.0.3.1")}
 	table := compileTable(t, policySnapshot(eps, nil, func(s *model.Service) { s.AffinitySeconds = 60 }), options(), nft.IPv4)
-	trace.Remember(table, clientIP, webIP, nft.ProtoTCP, 80, remoteEP)
+	trace.Remember(table, clientIP, netip.AddrPortFrom(remoteEP, 8080))
 	runPolicyCases(t, table, []policyCase{
 		{"remembered client", clientIP, webIP, 80, false, accepted(remoteEP, 8080, false)},
 		{"new client", addr("10.0.9.10"), webIP, 80, false, spread(eps, 8080, false)},
-		{"remembered client on another Service address", clientIP, lbIP, 80, false, spread(eps, 8080, true)},
+		{"remembered client through the load-balancer IP: same memory", clientIP, lbIP, 80, false, accepted(remoteEP, 8080, true)},
+		{"remembered client through the NodePort: same memory", clientIP, nodeIP, 30080, false, accepted(remoteEP, 8080, true)},
 	})
 }
 
@@ -160,7 +161,7 @@ func TestAffinityLargeService(t *testing.T) {
 		eps = append(eps, netip.AddrFrom4([4]byte{10, 0, 4, byte(i + 1)}))
 	}
 	table := compileTable(t, policySnapshot(eps, nil, func(s *model.Service) { s.AffinitySeconds = 60 }), options(), nft.IPv4)
-	trace.Remember(table, clientIP, webIP, nft.ProtoTCP, 80, eps[33])
+	trace.Remember(table, clientIP, netip.AddrPortFrom(eps[33], 8080))
 	runPolicyCases(t, table, []policyCase{
 		{"new client", addr("10.0.9.10"), webIP, 80, false, spread(eps, 8080, false)},
 		{"remembered client", clientIP, webIP, 80, false, accepted(eps[33], 8080, false)},
@@ -187,7 +188,7 @@ func TestAffinityRemovedEndpoint(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			withAffinity := func(s *model.Service) { s.AffinitySeconds = 60 }
 			before := compileTable(t, policySnapshot(tc.eps, nil, withAffinity), options(), nft.IPv4)
-			trace.Remember(before, clientIP, webIP, nft.ProtoTCP, 80, tc.eps[tc.gone])
+			trace.Remember(before, clientIP, netip.AddrPortFrom(tc.eps[tc.gone], 8080))
 			runPolicyCases(t, before, []policyCase{
 				{"remembered before the removal", clientIP, webIP, 80, false, accepted(tc.eps[tc.gone], 8080, false)},
 			})

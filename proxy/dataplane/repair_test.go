@@ -16,7 +16,7 @@ var tamperings = []struct {
 }{
 	{"delete the table", func(rs nft.Ruleset) { delete(rs, nft.IPv4) }},
 	{"flush a chain", func(rs nft.Ruleset) {
-		if c := chainOf(rs, "service-ns/svc-2/tcp/http"); c != nil {
+		if c := chainOf(rs, "pick-endpoint"); c != nil {
 			c.Rules = nil
 		}
 	}},
