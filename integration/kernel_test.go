@@ -152,7 +152,7 @@ func TestKernelFailsLikeTheFake(t *testing.T) {
 	serviceIPs := p.committed[nft.IPv4].Set("service-ips")
 	clash := serviceIPs.Elements[0]
 	clash.Verdict = nft.Verdict{Kind: nft.Drop}
-	missing := nft.Element{Key: []nft.Value{{Addr: netip.MustParseAddr("10.96.9.9")}, {Num: uint16(nft.ProtoTCP)}, {Num: 80}},
+	missing := nft.Element{Key: []nft.Value{{Addr: netip.MustParseAddr("10.96.9.9")}, {Num: uint32(nft.ProtoTCP)}, {Num: 80}},
 		Verdict: nft.Verdict{Kind: nft.Drop}}
 	tests := []struct {
 		name string
