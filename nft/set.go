@@ -50,6 +50,10 @@ type Element struct {
 	Verdict Verdict
 	// Data is a data map element's value.
 	Data []Value
+	// Comment is kept by the kernel with the element (its userdata) and
+	// listed by nft: the entries of the Service maps name the Service port
+	// they belong to ("demo/web:http"), which no chain name does.
+	Comment string
 }
 
 // sameSetDef reports whether a and b are the same set definition: what the

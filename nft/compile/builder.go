@@ -44,6 +44,7 @@ type claim struct {
 	key     string
 	verdict nft.Verdict
 	data    string // packValues(the element's Data)
+	comment string // the element's Comment: the Service port that claims it
 	// lists are the endpoint lists (lists.go) that come with an entry of
 	// service-ips or service-nodeports, packed: they are programmed
 	// exactly when the entry is, so two Services claiming one key never mix
@@ -53,7 +54,7 @@ type claim struct {
 
 // element returns the element cl asks for.
 func (cl *claim) element() nft.Element {
-	return nft.Element{Key: unpackKey(cl.set, cl.key), Verdict: cl.verdict, Data: unpackValues(cl.data)}
+	return nft.Element{Key: unpackKey(cl.set, cl.key), Verdict: cl.verdict, Data: unpackValues(cl.data), Comment: cl.comment}
 }
 
 // addTo adds the element cl asks for, and the elements of its endpoint
@@ -71,7 +72,7 @@ func (cl *claim) addTo(t *nft.Table) {
 }
 
 func newClaim(set, owner, field, key string, e nft.Element) claim {
-	return claim{set: set, owner: owner, field: field, key: key, verdict: e.Verdict, data: packValues(e.Data)}
+	return claim{set: set, owner: owner, field: field, key: key, verdict: e.Verdict, data: packValues(e.Data), comment: e.Comment}
 }
 
 func newBuilder(f nft.Family) *builder {

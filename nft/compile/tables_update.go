@@ -201,7 +201,8 @@ func sameClaim(a, b *claim) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.set == b.set && a.key == b.key && a.verdict == b.verdict && a.data == b.data && a.lists == b.lists
+	return a.set == b.set && a.key == b.key && a.verdict == b.verdict && a.data == b.data && a.lists == b.lists &&
+		a.comment == b.comment
 }
 
 func sortedKeys(m map[string]bool) []string {

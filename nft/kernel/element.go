@@ -24,6 +24,7 @@ func encodeElements(s *nft.Set, elems []nft.Element) []nftables.SetElement {
 	out := make([]nftables.SetElement, len(elems))
 	for i, e := range elems {
 		out[i].Key = encodeKey(s.Key, e.Key)
+		out[i].Comment = e.Comment // google/nftables writes it as NFTA_SET_ELEM_USERDATA, as nft does
 		if s.Interval {
 			out[i].KeyEnd = encodeKeyEnd(s.Key, e.Key)
 		}
@@ -107,7 +108,7 @@ var keySizes = map[nft.DataType]int{nft.TypeIPv4Addr: 4, nft.TypeIPv6Addr: 16, n
 // decodeElement reverses encodeKey. A key of a type we do not use decodes
 // to zero values, which will not match any desired element.
 func decodeElement(s *nft.Set, e nftables.SetElement) nft.Element {
-	var out nft.Element
+	out := nft.Element{Comment: e.Comment}
 	b := e.Key
 	for _, t := range s.Key {
 		size := keySizes[t]

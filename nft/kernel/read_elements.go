@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/google/nftables"
+	"github.com/google/nftables/userdata"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -78,6 +79,8 @@ func parseElement(b []byte) (nftables.SetElement, error) {
 			e.Val, err = innerData(ad.Bytes())
 		case unix.NFTA_SET_ELEM_FLAGS:
 			e.IntervalEnd = ad.Uint32()&unix.NFT_SET_ELEM_INTERVAL_END != 0
+		case unix.NFTA_SET_ELEM_USERDATA:
+			e.Comment, _ = userdata.GetString(ad.Bytes(), userdata.NFTNL_UDATA_SET_ELEM_COMMENT)
 		}
 		if err != nil {
 			return e, err
