@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/userdata"
@@ -79,6 +80,8 @@ func parseElement(b []byte) (nftables.SetElement, error) {
 			e.Val, err = innerData(ad.Bytes())
 		case unix.NFTA_SET_ELEM_FLAGS:
 			e.IntervalEnd = ad.Uint32()&unix.NFT_SET_ELEM_INTERVAL_END != 0
+		case unix.NFTA_SET_ELEM_EXPIRATION: // milliseconds left, of a dynamic set's element
+			e.Expires = time.Duration(ad.Uint64()) * time.Millisecond
 		case unix.NFTA_SET_ELEM_USERDATA:
 			e.Comment, _ = userdata.GetString(ad.Bytes(), userdata.NFTNL_UDATA_SET_ELEM_COMMENT)
 		}
