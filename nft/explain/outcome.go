@@ -19,8 +19,9 @@ type explainer struct {
 	src netip.Addr
 	svc *ServicePort
 	// affinity is set when an outcome met session affinity, nodeUnknown
-	// when an endpoint's node is unknown: for notes.
-	affinity, nodeUnknown bool
+	// when an endpoint's node is unknown, routed when one is dropped or
+	// rejected in the forward hook without DNAT: for notes.
+	affinity, nodeUnknown, routed bool
 }
 
 func (x *explainer) outcome(o trace.Outcome) Outcome {
@@ -39,8 +40,19 @@ func (x *explainer) outcome(o trace.Outcome) Outcome {
 		out.Masquerade = &Masquerade{Reasons: x.masqReasons(o.Steps)}
 	}
 	out.Affinity = x.affinityOf(o.Steps)
+	x.routed = x.routed || o.Verdict != trace.Accept && !out.DNAT && forwarded(o.Steps)
 	out.Notes = x.comments(o.Steps, out.Reason)
 	return out
+}
+
+// forwarded reports whether the steps went through the forward hook.
+func forwarded(steps []trace.Step) bool {
+	for _, s := range steps {
+		if s.Hook == "forward" {
+			return true
+		}
+	}
+	return false
 }
 
 // dnat reports whether one of the steps rewrote the destination.
