@@ -7,9 +7,10 @@ import (
 	"os"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -75,37 +76,56 @@ func (f *traceFlags) apiClient() (kubernetes.Interface, error) {
 }
 
 // fetchService reads Service ns/name, its EndpointSlices and Node
-// nodeName. A Service that is missing or not nftproxy's to program leaves
-// the snapshot without it, with a warning.
+// nodeName. It lists with a field selector rather than gets: the
+// DaemonSet's ClusterRole grants list and watch only. A Service that is
+// missing or not nftproxy's to program leaves the snapshot without it, with
+// a warning.
 func fetchService(ctx context.Context, c kubernetes.Interface, ns, name, nodeName string, stderr io.Writer) (*model.Snapshot, model.Node, error) {
 	snap := &model.Snapshot{}
-	svc, err := c.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
+	svcs, err := c.CoreV1().Services(ns).List(ctx, byName(name))
+	if err != nil {
+		return nil, model.Node{}, fmt.Errorf("list Service %s/%s: %w", ns, name, err)
+	}
+	if len(svcs.Items) == 0 {
 		fmt.Fprintf(stderr, "warning: the API server has no Service %s/%s\n", ns, name)
-	case err != nil:
-		return nil, model.Node{}, fmt.Errorf("get Service %s/%s: %w", ns, name, err)
-	case kube.ServiceSkipReason(svc) != "":
-		fmt.Fprintf(stderr, "warning: Service %s/%s is not for nftproxy to program: %s\n", ns, name, kube.ServiceSkipReason(svc))
-	default:
-		if m, err := kube.ConvertService(svc); err != nil {
-			fmt.Fprintf(stderr, "warning: %v\n", err)
-		} else {
+	}
+	for i := range svcs.Items {
+		if m := convertService(&svcs.Items[i], stderr); m != nil {
 			snap.Services = append(snap.Services, *m)
 		}
 	}
 	if err := fetchSlices(ctx, c, ns, name, snap, stderr); err != nil {
 		return nil, model.Node{}, err
 	}
-	n, err := c.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
+	nodes, err := c.CoreV1().Nodes().List(ctx, byName(nodeName))
 	if err != nil {
-		return nil, model.Node{}, fmt.Errorf("get Node %q (this node; --node-name names another): %w", nodeName, err)
+		return nil, model.Node{}, fmt.Errorf("list Node %q: %w", nodeName, err)
 	}
-	node, err := kube.ConvertNode(n)
+	if len(nodes.Items) == 0 {
+		return nil, model.Node{}, fmt.Errorf("--node-name: no Node %q in the API server (this node's name: --node-name, $NODE_NAME, or the hostname)", nodeName)
+	}
+	node, err := kube.ConvertNode(&nodes.Items[0])
 	if err != nil {
 		return nil, model.Node{}, err
 	}
 	return snap, *node, nil
+}
+
+func byName(name string) metav1.ListOptions {
+	return metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()}
+}
+
+// convertService converts svc, or warns why it is not programmed.
+func convertService(svc *corev1.Service, stderr io.Writer) *model.Service {
+	if reason := kube.ServiceSkipReason(svc); reason != "" {
+		fmt.Fprintf(stderr, "warning: Service %s/%s is not for nftproxy to program: %s\n", svc.Namespace, svc.Name, reason)
+		return nil
+	}
+	m, err := kube.ConvertService(svc)
+	if err != nil {
+		fmt.Fprintf(stderr, "warning: %v\n", err)
+	}
+	return m
 }
 
 func fetchSlices(ctx context.Context, c kubernetes.Interface, ns, name string, snap *model.Snapshot, stderr io.Writer) error {
