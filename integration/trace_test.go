@@ -262,6 +262,8 @@ func traceSourceRanges(t *testing.T, l *traceLab) {
 		rep := l.check(l.outside(), lab.TCP, "203.0.113.82:443")
 		if outside := strings.HasPrefix(ranges, "192.0.2."); outside != (rep.Outcomes[0].Verdict == "drop") {
 			t.Errorf("ranges %s, client %s: trace says %s", ranges, l.c.ClientIPv4, rep.Outcomes[0].Verdict)
+		} else if outside && !strings.HasSuffix(rep.Outcomes[0].Reason, "(allowed: 192.0.2.0/24)") {
+			t.Errorf("reason %q does not name the allowed range", rep.Outcomes[0].Reason)
 		}
 	}
 	// The control of the drop checks: on a port that is no Service's, the

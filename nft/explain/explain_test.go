@@ -2,6 +2,7 @@ package explain_test
 
 import (
 	"errors"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -105,6 +106,27 @@ func TestMasqueradeReasons(t *testing.T) {
 	}
 }
 
+// TestHealthCheckNodePort: the drop under externalTrafficPolicy: Local
+// names the health check that keeps load balancers away, when the Service
+// has one.
+func TestHealthCheckNodePort(t *testing.T) {
+	fx, _ := load(t, "etp-local")
+	for i := range fx.Snapshot.Slices {
+		if s := &fx.Snapshot.Slices[i]; s.Service == "lb" {
+			s.Endpoints = s.Endpoints[1:] // only the endpoint on node-2 is left
+		}
+	}
+	rs, _ := fx.Compile()
+	rep, err := explain.Trace(rs[nft.IPv4], request("192.0.2.7", "203.0.113.20:80", "tcp", ""), withCluster(fx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLines(t, summary(rep), []string{"1 drop 203.0.113.20:80: demo/lb:http (load-balancer IP): externalTrafficPolicy: Local, " +
+		"and no endpoint of it is on this node: traffic from outside the cluster is dropped here (Pods and the node itself would " +
+		"still reach endpoints on other nodes); its healthCheckNodePort 32000 answers 503 on this node, so a load balancer " +
+		"that checks it sends no traffic here"})
+}
+
 // TestUnknownRules: a rule this package does not know, such as a drop of
 // unallocated ClusterIPs added to cluster-ips-check, is explained by its
 // comment, and without one by its text.
@@ -170,6 +192,24 @@ func TestAffinity(t *testing.T) {
 		!strings.Contains(a.Text, "remembered with this endpoint for another 9m12s") {
 		t.Errorf("affinity %+v, want remembered for another 552 s", a)
 	}
+}
+
+// TestSourceRangesAsReadBack: read back from the kernel, every address
+// part of an interval element is a prefix, the load-balancer IP too; the
+// allowed ranges are found all the same.
+func TestSourceRangesAsReadBack(t *testing.T) {
+	fx, rs := load(t, "source-ranges")
+	s := rs[nft.IPv4].Set("firewall-allow")
+	for i, e := range s.Elements {
+		k := append([]nft.Value(nil), e.Key...)
+		k[0] = nft.Value{Prefix: netip.PrefixFrom(k[0].Addr, 32)}
+		s.Elements[i].Key = k
+	}
+	rep, err := explain.Trace(rs[nft.IPv4], request("203.0.113.7", "203.0.113.30:443", "tcp", ""), tableOnly(fx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLines(t, summary(rep), []string{"(allowed: 192.0.2.0/24, 198.51.100.0/24, 203.0.113.30/32)"})
 }
 
 // TestRequestErrors: a request that does not fit the table names its flag.

@@ -74,6 +74,18 @@ type world struct {
 	cidrs []netip.Prefix // the cluster CIDRs of the table's family
 }
 
+// global are the node's addresses that a Service client would use: not
+// loopback, not link-local.
+func (w world) global() []netip.Addr {
+	var out []netip.Addr
+	for _, a := range w.local {
+		if !a.IsLoopback() && !a.IsLinkLocalUnicast() {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 func (w world) isLocal(a netip.Addr) bool { return a.IsLoopback() || slices.Contains(w.local, a) }
 
 func (w world) inCluster(a netip.Addr) (netip.Prefix, bool) {
@@ -110,7 +122,7 @@ func (w world) given(o Origin, src netip.Addr) (From, error) {
 	switch {
 	case o == Node && !w.isLocal(src):
 		return From{}, fmt.Errorf("%s is not an address of this node (%s): traffic from the node has one of its addresses as source",
-			src, addrsText(w.local))
+			src, addrsText(w.global()))
 	case o != Node && w.isLocal(src):
 		return From{}, fmt.Errorf("%s is an address of this node: traffic from it comes from the node itself", src)
 	}

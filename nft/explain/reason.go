@@ -27,9 +27,7 @@ func (x *explainer) dropReason(o trace.Outcome) string {
 	case comment == commentSourceRange:
 		return x.sourceRangeReason()
 	case comment == commentNoLocal:
-		return fmt.Sprintf("%s: externalTrafficPolicy: Local, and no endpoint of it is on this node: traffic from outside "+
-			"the cluster is dropped here (Pods and the node itself would still reach endpoints on other nodes; "+
-			"its healthCheckNodePort answers 503 on this node, so a load balancer skips it)", x.serviceText())
+		return x.noLocalReason()
 	case comment == commentWrongPort:
 		return fmt.Sprintf("port not defined: %s is a ClusterIP, but no Service has %s port %d on it",
 			x.r.Dst.Addr(), protoName(x.r.Proto), x.r.Dst.Port())
@@ -52,6 +50,21 @@ func (x *explainer) serviceText() string {
 		return "the Service"
 	}
 	return fmt.Sprintf("%s:%s (%s)", x.svc.key(), x.svc.Port, x.svc.Entry)
+}
+
+// noLocalReason explains the drop of external traffic under
+// externalTrafficPolicy: Local on a node without a local endpoint.
+func (x *explainer) noLocalReason() string {
+	text := fmt.Sprintf("%s: externalTrafficPolicy: Local, and no endpoint of it is on this node: traffic from outside "+
+		"the cluster is dropped here (Pods and the node itself would still reach endpoints on other nodes)", x.serviceText())
+	if x.svc == nil {
+		return text
+	}
+	if svc := x.o.Cluster.service(x.svc.Namespace, x.svc.Name); svc != nil && svc.HealthCheckNodePort != 0 {
+		text += fmt.Sprintf("; its healthCheckNodePort %d answers 503 on this node, so a load balancer that checks it "+
+			"sends no traffic here", svc.HealthCheckNodePort)
+	}
+	return text
 }
 
 // noEndpointReason explains an entry of the no-endpoint maps: a Service
@@ -84,11 +97,22 @@ func allowedSources(t *nft.Table, dst netip.AddrPort, proto uint8) []netip.Prefi
 	}
 	var out []netip.Prefix
 	for _, e := range s.Elements {
-		if len(e.Key) == 4 && e.Key[0].Addr == dst.Addr() && e.Key[1].Num == uint32(proto) && e.Key[2].Num == uint32(dst.Port()) {
-			out = append(out, e.Key[3].Prefix)
+		if len(e.Key) == 4 && prefixOf(e.Key[0]) == netip.PrefixFrom(dst.Addr(), dst.Addr().BitLen()) &&
+			e.Key[1].Num == uint32(proto) && e.Key[2].Num == uint32(dst.Port()) {
+			out = append(out, prefixOf(e.Key[3]))
 		}
 	}
 	return out
+}
+
+// prefixOf is an address part of an interval set's key as a prefix: the
+// compiler writes the destination as an address, the kernel reads every
+// address part of an interval element back as a prefix.
+func prefixOf(v nft.Value) netip.Prefix {
+	if v.Prefix.IsValid() {
+		return v.Prefix
+	}
+	return netip.PrefixFrom(v.Addr, v.Addr.BitLen())
 }
 
 // masqReasons says why the source of a masqueraded packet was rewritten:

@@ -38,8 +38,7 @@ func TestService(t *testing.T) {
 		"ip NodePort 198.51.100.1:30053/udp from pod 10.244.0.10: 1 accept 10.244.2.6:5353",
 		"ip NodePort 198.51.100.1:30053/udp from external 203.0.113.99: 1 drop 198.51.100.1:30053: demo/np:dns (NodePort): " +
 			"externalTrafficPolicy: Local, and no endpoint of it is on this node: traffic from outside the cluster is dropped here " +
-			"(Pods and the node itself would still reach endpoints on other nodes; its healthCheckNodePort answers 503 on this node, " +
-			"so a load balancer skips it)",
+			"(Pods and the node itself would still reach endpoints on other nodes)",
 		"ip NodePort 198.51.100.1:30053/udp from node 198.51.100.1: 1 accept 10.244.2.6:5353 masq",
 	}
 	if diff := cmp.Diff(want, entryLines(rep)); diff != "" {
