@@ -54,7 +54,7 @@ func runTrace(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return badInput(fmt.Errorf("trace: unexpected argument %q", fs.Arg(0)))
 	}
-	if err := f.check(); err != nil {
+	if err := f.check(fs.Changed("proto")); err != nil {
 		return err
 	}
 	if f.service != "" {
@@ -80,8 +80,8 @@ Flags:
 `
 
 // check validates the flags that do not need the tables, each error
-// naming its flag.
-func (f *traceFlags) check() error {
+// naming its flag; proto tells whether --proto was given.
+func (f *traceFlags) check(proto bool) error {
 	if f.output != "text" && f.output != "json" {
 		return badFlag("output", "want text or json, got %q", f.output)
 	}
@@ -93,8 +93,9 @@ func (f *traceFlags) check() error {
 	}
 	api := f.kubeconfig != "" || f.inCluster
 	switch {
-	case f.service != "" && (f.dst != "" || f.src != "" || f.from != ""):
-		return badFlag("service", "traces every entry point from typical clients: leave out --dst, --src and --from")
+	case f.service != "" && (f.dst != "" || f.src != "" || f.from != "" || proto):
+		return badFlag("service", "traces every entry point, each port with its protocol, from typical clients: "+
+			"leave out --dst, --src, --from and --proto")
 	case f.service == "" && f.dst == "":
 		return badFlag("dst", "missing: give IP:PORT (or --service NAMESPACE/NAME)")
 	case len(f.manifests.files) > 0 && api:

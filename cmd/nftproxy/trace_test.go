@@ -49,6 +49,7 @@ func TestTraceBadInput(t *testing.T) {
 		{[]string{"--dst", "10.96.0.10:80", "-o", "yaml"}, "--output: want text or json, got \"yaml\""},
 		{[]string{"--service", "demo"}, "--service: \"demo\": want NAMESPACE/NAME"},
 		{[]string{"--service", "demo/web", "--dst", "10.96.0.10:80"}, "--service: traces every entry point"},
+		{[]string{"--service", "demo/web", "--proto", "udp"}, "leave out --dst, --src, --from and --proto"},
 		{[]string{"--dst", "10.96.0.10:80", "--kernel"}, "--kernel: only with -f"},
 		{[]string{"--dst", "10.96.0.10:80", "-f", "x", "--kubeconfig", "k"}, "--filename: -f and --kubeconfig/--in-cluster"},
 		{[]string{"--dst", "10.96.0.10:80", "--bogus"}, "trace: unknown flag: --bogus"},

@@ -66,24 +66,6 @@ func affinityText(client fmt.Stringer, a *Affinity) string {
 
 func seconds(s uint32) string { return (time.Duration(s) * time.Second).String() }
 
-// notes are what the report's reader should know about what trace could
-// not see.
-func (x *explainer) notes() []string {
-	var out []string
-	if x.affinity && !x.o.MemoryRead {
-		out = append(out, "the kernel's session-affinity memory was not read: a client that connected within the "+
-			"timeout goes back to the endpoint it got then, whatever the probabilities above")
-	}
-	if x.routed {
-		out = append(out, fmt.Sprintf("a packet to %s that is not DNATed reaches the forward hook only if this node has a route "+
-			"to it (usually its default route); without one the kernel answers \"network unreachable\" first", x.r.Dst.Addr()))
-	}
-	if x.nodeUnknown {
-		out = append(out, "the table does not record which node an endpoint is on: manifests (-f) or the API server (--kubeconfig) tell")
-	}
-	return out
-}
-
 // AffinitySet is the name of the dynamic set that holds the
 // session-affinity memory, for reading it from the kernel.
 const AffinitySet = setAffinity

@@ -45,6 +45,24 @@ func (x *explainer) outcome(o trace.Outcome) Outcome {
 	return out
 }
 
+// notes are what the report's reader should know about what trace could
+// not see.
+func (x *explainer) notes() []string {
+	var out []string
+	if x.affinity && !x.o.MemoryRead {
+		out = append(out, "the kernel's session-affinity memory was not read: a client that connected within the "+
+			"timeout goes back to the endpoint it got then, whatever the probabilities above")
+	}
+	if x.routed {
+		out = append(out, fmt.Sprintf("a packet to %s that is not DNATed reaches the forward hook only if this node has a route "+
+			"to it (usually its default route); without one the kernel answers \"network unreachable\" first", x.r.Dst.Addr()))
+	}
+	if x.nodeUnknown {
+		out = append(out, "the table does not record which node an endpoint is on: manifests (-f) or the API server (--kubeconfig) tell")
+	}
+	return out
+}
+
 // forwarded reports whether the steps went through the forward hook.
 func forwarded(steps []trace.Step) bool {
 	for _, s := range steps {
@@ -107,8 +125,6 @@ func (x *explainer) untouched() string {
 	}
 	return "not a Service address: nftproxy does not change it"
 }
-
-func (sp *ServicePort) key() string { return sp.Namespace + "/" + sp.Name }
 
 // addressOwner names the Service with some entry on address a, or "a
 // Service" when the table holds a only as a ClusterIP.

@@ -55,6 +55,8 @@ type ServicePort struct {
 	Entry string `json:"entry"`
 }
 
+func (sp *ServicePort) key() string { return sp.Namespace + "/" + sp.Name }
+
 // Outcome is one way the packet goes.
 type Outcome struct {
 	// Probability is exact, as a fraction ("1/3"); Share is the same as a
