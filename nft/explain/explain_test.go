@@ -52,6 +52,9 @@ func TestOutcomes(t *testing.T) {
 			[]string{"1 accept 10.244.3.2:8080: not a Service address: nftproxy does not change it"}},
 		{"a Service address on another port", "loadbalancer", "192.0.2.7", "203.0.113.10:80", "tcp", "", "",
 			[]string{"1 accept 203.0.113.10:80: 203.0.113.10 is an address of Service demo/api, but no Service port there is tcp/80"}},
+		{"a NodePort on an address that takes none", "nodeport", "192.0.2.7", "198.51.100.9:30080", "tcp", "", "",
+			[]string{"1 accept 198.51.100.9:30080: tcp/30080 is the NodePort of demo/shop:http, but 198.51.100.9 does not accept " +
+				"NodePorts (nodeport-ips: 198.51.100.1): nftproxy does not change this packet"}},
 		{"hairpin", "nodeport", "10.244.1.3", "10.96.0.20:80", "tcp", "", "demo/shop:http ClusterIP",
 			[]string{"1/2 accept 10.244.1.3:8080 masq", "1/2 accept 10.244.2.3:8080"}},
 	} {

@@ -119,11 +119,30 @@ func (x *explainer) untouched() string {
 		return fmt.Sprintf("it matched the entry of %s:%s (%s), but no rule rewrote its destination: it goes on unchanged",
 			x.svc.key(), x.svc.Port, x.svc.Entry)
 	}
+	if np, ok := x.nodePortElsewhere(); ok {
+		return np
+	}
 	if owner := x.addressOwner(d.Addr()); owner != "" {
 		return fmt.Sprintf("%s is an address of %s, but no Service port there is %s/%d: nftproxy does not change this packet",
 			d.Addr(), owner, protoName(x.r.Proto), d.Port())
 	}
 	return "not a Service address: nftproxy does not change it"
+}
+
+// nodePortElsewhere says when the destination port is a NodePort but the
+// address is not one that accepts NodePorts (127.0.0.1, or an address
+// nodePortAddresses leaves out).
+func (x *explainer) nodePortElsewhere() (string, bool) {
+	key := []nft.Value{{Num: uint32(x.r.Proto)}, {Num: uint32(x.r.Dst.Port())}}
+	for _, set := range []string{mapServiceNodePorts, mapNoEndpointNodePorts} {
+		if e, ok := find(x.t, set, key); ok {
+			sp, _ := parseComment(e.Comment)
+			return fmt.Sprintf("%s/%d is the NodePort of %s:%s, but %s does not accept NodePorts (nodeport-ips: %s): "+
+				"nftproxy does not change this packet", protoName(x.r.Proto), x.r.Dst.Port(), sp.key(), sp.Port,
+				x.r.Dst.Addr(), addrsText(nodePortAddrs(x.t))), true
+		}
+	}
+	return "", false
 }
 
 // addressOwner names the Service with some entry on address a, or "a
