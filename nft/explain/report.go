@@ -6,10 +6,12 @@ const Schema = "nftproxy.io/trace/v1"
 
 // Report is where one packet goes.
 type Report struct {
-	Schema string `json:"schema"`
+	// Schema and Source are left out of the reports inside a
+	// ServiceReport, which has its own.
+	Schema string `json:"schema,omitempty"`
 	// Source is where the table came from: "kernel" (read from this
 	// network namespace) or "manifests" (compiled).
-	Source string `json:"source"`
+	Source string `json:"source,omitempty"`
 	Family string `json:"family"` // "ip" or "ip6": the table traced
 	Packet Packet `json:"packet"`
 	From   From   `json:"from"`
