@@ -250,3 +250,20 @@ func mixedSnapshot() model.Snapshot {
 func diffLines(want, got string) string {
 	return cmp.Diff(strings.Split(want, "\n"), strings.Split(got, "\n"))
 }
+
+// applied programs rs over netlink into a new namespace named after
+// prefix, as the agent's first sync would, and returns the namespace and
+// the applier, closed at cleanup.
+func applied(t *testing.T, prefix string, rs nft.Ruleset) (*lab.NS, *kernel.Kernel) {
+	t.Helper()
+	ns := lab.NewNS(t, prefix)
+	k, err := kernel.Open(ns.FD(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.Close() })
+	if err := k.Apply(nft.Diff(nil, rs)); err != nil {
+		t.Fatalf("apply over netlink: %v", err)
+	}
+	return ns, k
+}
