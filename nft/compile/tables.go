@@ -42,6 +42,8 @@ type familyState struct {
 	contested map[string]bool
 	// rungs counts the lengths of the winners' endpoint lists.
 	rungs rungs
+	// cidrs are the elements of service-cidrs (servicecidr.go).
+	cidrs []nft.Element
 }
 
 type contest struct {
@@ -68,6 +70,7 @@ func New(snap *model.Snapshot, node model.Node, o Options) *Tables {
 	}
 	for i, f := range nft.Families {
 		c.fams[i] = newFamilyState(f, node)
+		c.fams[i].cidrs = serviceCIDRs(snap.ServiceCIDRs, f)
 	}
 	comp := &compiler{opts: o, node: c.node, slices: indexSlices(snap.Slices)}
 	for i := range snap.Services {

@@ -123,7 +123,8 @@ func (d *Dataplane) sync(in Input) (Result, *nft.Plan, error) {
 	// the mirror itself, so it is empty exactly when nothing was repaired;
 	// otherwise the mirror is compared with the kernel first, which costs a
 	// second pair of whole tables (memory and CPU) at 10,000 Services.
-	pending := in.Changed == nil || len(in.Changed) > 0 || in.Full || d.mustRecompile(in)
+	pending := in.Changed == nil || len(in.Changed) > 0 || in.Full || d.mustRecompile(in) ||
+		d.compiled.ServiceCIDRsChanged(in.Snapshot)
 	if read != nil && pending {
 		res.Repaired = !nft.Diff(d.compiled.Ruleset(), read).Empty()
 	}

@@ -10,7 +10,8 @@ import (
 
 // Change is what one sync programs.
 type Change struct {
-	// Snapshot is every recorded Service and EndpointSlice, sorted by key.
+	// Snapshot is every recorded Service, EndpointSlice and ServiceCIDR,
+	// sorted by key.
 	// It is never modified afterwards: hooks may keep it.
 	Snapshot *model.Snapshot
 	// Changed holds the Services ("namespace/name") whose Service or
@@ -76,6 +77,9 @@ func (t *Tracker) snapshot() *model.Snapshot {
 	}
 	for _, k := range slices.Sorted(maps.Keys(t.slices)) {
 		s.Slices = append(s.Slices, *t.slices[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(t.cidrs)) {
+		s.ServiceCIDRs = append(s.ServiceCIDRs, *t.cidrs[k])
 	}
 	return s
 }

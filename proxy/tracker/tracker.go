@@ -26,6 +26,7 @@ type Tracker struct {
 	mu       sync.Mutex
 	services map[string]*model.Service       // by "namespace/name"
 	slices   map[string]*model.EndpointSlice // by the slice's "namespace/name"
+	cidrs    map[string]*model.ServiceCIDR   // by name
 	// Services (by key) whose Service or EndpointSlices changed since the
 	// last Take.
 	svcChanged, epChanged map[string]bool
@@ -40,6 +41,7 @@ func New(start time.Time) *Tracker {
 		start:      start,
 		services:   map[string]*model.Service{},
 		slices:     map[string]*model.EndpointSlice{},
+		cidrs:      map[string]*model.ServiceCIDR{},
 		svcChanged: map[string]bool{},
 		epChanged:  map[string]bool{},
 		triggers:   map[string][]time.Time{},
@@ -89,6 +91,24 @@ func (t *Tracker) SetSlice(key string, sl *model.EndpointSlice, trigger time.Tim
 		if !trigger.IsZero() && !trigger.Before(t.start) {
 			t.triggers[svc] = append(t.triggers[svc], trigger)
 		}
+	}
+	return true
+}
+
+// SetServiceCIDR records the ServiceCIDR called key; nil removes it. It
+// reports whether anything changed. A ServiceCIDR changes no Service: the
+// sync it wakes compares the snapshot's ServiceCIDRs with what it
+// programmed.
+func (t *Tracker) SetServiceCIDR(key string, sc *model.ServiceCIDR) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if reflect.DeepEqual(t.cidrs[key], sc) {
+		return false
+	}
+	if sc == nil {
+		delete(t.cidrs, key)
+	} else {
+		t.cidrs[key] = sc
 	}
 	return true
 }

@@ -124,3 +124,38 @@ func TestRestoreAndTriggers(t *testing.T) {
 		t.Errorf("Triggers after Restore (-want +got):\n%s", diff)
 	}
 }
+
+// TestServiceCIDRs: ServiceCIDRs are in every snapshot, sorted by name; a
+// change reports true and changes no Service, the same value again false.
+func TestServiceCIDRs(t *testing.T) {
+	tr := New(t0)
+	sc := func(name, cidr string) *model.ServiceCIDR {
+		return &model.ServiceCIDR{Name: name, CIDRs: []netip.Prefix{netip.MustParsePrefix(cidr)}}
+	}
+	steps := []struct {
+		key     string
+		sc      *model.ServiceCIDR
+		changed bool
+	}{
+		{"kubernetes", sc("kubernetes", "10.96.0.0/16"), true},
+		{"extra", sc("extra", "10.97.0.0/16"), true},
+		{"kubernetes", sc("kubernetes", "10.96.0.0/16"), false},
+		{"gone", nil, false},
+	}
+	for _, st := range steps {
+		if got := tr.SetServiceCIDR(st.key, st.sc); got != st.changed {
+			t.Errorf("SetServiceCIDR(%s) = %v, want %v", st.key, got, st.changed)
+		}
+	}
+	c := tr.Take()
+	var names []string
+	for _, s := range c.Snapshot.ServiceCIDRs {
+		names = append(names, s.Name)
+	}
+	if diff := cmp.Diff([]string{"extra", "kubernetes"}, names); diff != "" || len(c.Changed) != 0 {
+		t.Errorf("ServiceCIDRs (-want +got):\n%s\nChanged: %v", diff, c.Changed)
+	}
+	if !tr.SetServiceCIDR("extra", nil) || len(tr.Take().Snapshot.ServiceCIDRs) != 1 {
+		t.Error("deleting extra did not take it out")
+	}
+}
