@@ -63,6 +63,9 @@ func checkUpdates(t *testing.T, g *generator, node model.Node, steps int) {
 		if diff := cmp.Diff(wantProblems, c.Problems()); diff != "" {
 			t.Fatalf("step %d: problems (-fresh +incremental):\n%s", step, diff)
 		}
+		if diff := cmp.Diff(compile.New(g.snap, node, o).Status(), c.Status()); diff != "" {
+			t.Fatalf("step %d: status (-fresh +incremental):\n%s", step, diff)
+		}
 	}
 }
 

@@ -3,7 +3,6 @@ package tracker
 import (
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
@@ -17,12 +16,12 @@ type Change struct {
 	// Changed holds the Services ("namespace/name") whose Service or
 	// EndpointSlices changed since the last Take.
 	Changed map[string]bool
-	// Triggers are the EndpointSlice change times behind Changed, for the
-	// network programming latency.
-	Triggers []time.Time
+	// Triggers are the EndpointSlice changes behind Changed, for the
+	// network programming latency: one per change.
+	Triggers []Trigger
 
 	svcChanged, epChanged map[string]bool
-	triggers              map[string][]time.Time
+	triggers              map[string][]Trigger
 }
 
 // Take returns the current snapshot and the changes since the last Take,
@@ -42,7 +41,7 @@ func (t *Tracker) Take() Change {
 	for _, ts := range t.triggers {
 		c.Triggers = append(c.Triggers, ts...)
 	}
-	t.svcChanged, t.epChanged, t.triggers = map[string]bool{}, map[string]bool{}, map[string][]time.Time{}
+	t.svcChanged, t.epChanged, t.triggers = map[string]bool{}, map[string]bool{}, map[string][]Trigger{}
 	return c
 }
 

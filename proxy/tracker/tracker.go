@@ -32,7 +32,15 @@ type Tracker struct {
 	svcChanged, epChanged map[string]bool
 	// triggers holds, per Service, the EndpointSlice change times (from
 	// endpoints.kubernetes.io/last-change-trigger-time) not yet synced.
-	triggers map[string][]time.Time
+	triggers map[string][]Trigger
+}
+
+// Trigger is one EndpointSlice change behind a sync: when the change that
+// led to it happened (endpoints.kubernetes.io/last-change-trigger-time),
+// and the address family of the slice.
+type Trigger struct {
+	Time   time.Time
+	Family model.AddressType
 }
 
 // New returns an empty Tracker; start is the current time.
@@ -44,7 +52,7 @@ func New(start time.Time) *Tracker {
 		cidrs:      map[string]*model.ServiceCIDR{},
 		svcChanged: map[string]bool{},
 		epChanged:  map[string]bool{},
-		triggers:   map[string][]time.Time{},
+		triggers:   map[string][]Trigger{},
 	}
 }
 
@@ -83,14 +91,16 @@ func (t *Tracker) SetSlice(key string, sl *model.EndpointSlice, trigger time.Tim
 	}
 	// A slice that moved to another Service changes both.
 	for _, s := range []*model.EndpointSlice{old, sl} {
-		if s == nil {
-			continue
+		if s != nil {
+			t.epChanged[s.Namespace+"/"+s.Service] = true
 		}
-		svc := s.Namespace + "/" + s.Service
-		t.epChanged[svc] = true
-		if !trigger.IsZero() && !trigger.Before(t.start) {
-			t.triggers[svc] = append(t.triggers[svc], trigger)
-		}
+	}
+	// One change, one latency, as in kube-proxy: the trigger time of the
+	// version recorded now, for its Service. A deleted slice carries the
+	// time of its last update, not of this change, and counts none.
+	if sl != nil && !trigger.IsZero() && !trigger.Before(t.start) {
+		svc := sl.Namespace + "/" + sl.Service
+		t.triggers[svc] = append(t.triggers[svc], Trigger{Time: trigger, Family: sl.AddressType})
 	}
 	return true
 }
