@@ -26,6 +26,11 @@ demo:
 verify:
 	hack/verify.sh
 
+# How our metrics differ from kube-proxy's (names, types, labels, buckets).
+.PHONY: metrics-diff
+metrics-diff:
+	hack/metrics-diff.sh
+
 # The container image (deploy/Dockerfile) with docker, podman or buildah;
 # fails with the reason when none works. IMAGE=repo:tag to name it.
 .PHONY: image

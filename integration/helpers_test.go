@@ -242,6 +242,11 @@ func mixedSnapshot() model.Snapshot {
 	s = service("sticky-big", addrs("10.96.2.80"), web[0])
 	s.AffinitySeconds = 10800
 	add(s, web[:1], many)
+	// ServiceCIDRs: the set of ranges; adjacent ones stay two elements.
+	snap.ServiceCIDRs = []model.ServiceCIDR{
+		{Name: "kubernetes", CIDRs: []netip.Prefix{netip.MustParsePrefix("10.96.0.0/16"), netip.MustParsePrefix("fd00:96::/108")}},
+		{Name: "next", CIDRs: []netip.Prefix{netip.MustParsePrefix("10.97.0.0/16")}},
+	}
 	return snap
 }
 

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/klog/v2"
 
@@ -285,6 +286,8 @@ func TestUDPConntrackCleanup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer hook.Close()
+	deleted := map[model.AddressType]int{}
+	hook.Observe = func(f model.AddressType, _ time.Duration, n int) { deleted[f] += n }
 	for i, addr := range []string{lab.AddrPort(svc.ClusterIPs[0], 53), lab.AddrPort(c.NodeIPv4, 30053)} {
 		t.Run(addr, func(t *testing.T) {
 			src := fmt.Sprintf("%s:%d", c.ClientIPv4, 40053+i)
@@ -297,9 +300,14 @@ func TestUDPConntrackCleanup(t *testing.T) {
 			if got := ask(t, c.Client, lab.UDP, src, addr); got.Name != old.Name {
 				t.Fatalf("before the clean-up the flow should still go to %s (the test's control), got %s", old.Name, got.Name)
 			}
+			clear(deleted)
 			hook.AfterSync(&before, &after, p.node)
 			if got := ask(t, c.Client, lab.UDP, src, addr); got.Name != next.Name {
 				t.Errorf("after the clean-up answered by %s, want %s", got.Name, next.Name)
+			}
+			// For kubeproxy_conntrack_reconciler_deleted_entries_total.
+			if deleted[model.IPv4] != 1 || deleted[model.IPv6] != 0 {
+				t.Errorf("observed deletions %v, want the one IPv4 flow", deleted)
 			}
 		})
 	}
