@@ -26,11 +26,28 @@ demo:
 verify:
 	hack/verify.sh
 
-# The container image (deploy/Dockerfile) with docker, podman or buildah;
-# fails with the reason when none works. IMAGE=repo:tag to name it.
+# The container image: the static binary in an image built FROM scratch with
+# buildah (no registry, no daemon) into bin/nftproxy-image.tar, an OCI
+# archive for `ctr images import`, `podman load` or `skopeo copy`.
+# IMAGE=repo:tag names it (default localhost/nftproxy:VERSION).
 .PHONY: image
 image:
-	hack/image.sh
+	hack/images.sh nftproxy
+
+# A single-node Kubernetes cluster on this machine, every part real, in a
+# network namespace of its own, with nftproxy as its DaemonSet
+# (PROXY=kube-proxy: upstream kube-proxy instead). Root.
+.PHONY: cluster cluster-down conformance
+cluster:
+	hack/cluster-up.sh
+
+cluster-down:
+	hack/cluster-down.sh
+
+# Kubernetes' [sig-network] Services e2e tests against that cluster
+# (FOCUS=regex for a subset); results in bin/conformance/PROXY/results.md.
+conformance:
+	hack/conformance.sh
 
 # Benchmarks (root; own network namespaces; not part of `make test`).
 # BENCH_ARGS passes flags, e.g. BENCH_ARGS="-sizes 1000x10 -runs 3".
