@@ -1,12 +1,12 @@
 # The Makefile only dispatches: the logic lives in hack/*.sh.
 GO ?= go
 
-.PHONY: build test test-unit test-integration test-e2e demo verify
+.PHONY: build test test-unit test-integration test-e2e test-node demo verify
 
 build:
 	hack/build.sh
 
-test: test-unit test-integration test-e2e
+test: test-unit test-integration test-e2e test-node
 
 test-unit:
 	$(GO) test ./...
@@ -18,6 +18,11 @@ test-integration:
 # The real nftproxy against a real kube-apiserver and etcd, as root.
 test-e2e:
 	hack/test-e2e.sh
+
+# The real-node smoke test: nftproxy's DaemonSet on the cluster of `make
+# cluster` (started and removed here unless one is up); as root.
+test-node:
+	hack/test-node.sh
 
 # A tour: API server, Services of each type, backends, nftproxy, requests.
 demo:

@@ -12,13 +12,15 @@
 #   hack/images.sh coredns    CoreDNS (hack/tools/coredns)
 #
 # The test images are cached in ${XDG_CACHE_HOME:-$HOME/.cache}/nftproxy/
-# images, keyed by their version; nftproxy's is rebuilt every time.
+# images, keyed by their version and this script's hash (a changed recipe
+# builds them again); nftproxy's is rebuilt every time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/nftproxy"
 
 . hack/cluster/images.env
+recipe="$(cat hack/images.sh hack/cluster/images.env | sha256sum | cut -c1-12)"
 
 buildah_() {
 	buildah --root "$cache/buildah/root" --runroot "$cache/buildah/run" --storage-driver vfs "$@"
@@ -71,7 +73,7 @@ nftproxy_image() {
 }
 
 pause_image() {
-	local archive="$cache/images/pause-3.10.2.tar" agnhost rootfs
+	local archive="$cache/images/pause-3.10.2-$recipe.tar" agnhost rootfs
 	if [ -f "$archive" ]; then echo "$archive"; return; fi
 	agnhost="$(hack/kube-binary.sh agnhost)"
 	rootfs="$(mktemp -d)"
@@ -85,9 +87,11 @@ pause_image() {
 }
 
 agnhost_image() {
-	local archive="$cache/images/agnhost-2.66.1.tar" agnhost rootfs a
+	local archive="$cache/images/agnhost-2.66.1-$recipe.tar" agnhost rootfs a
 	if [ -f "$archive" ]; then echo "$archive"; return; fi
 	need /bin/busybox busybox-static
+	need /bin/dash dash
+	need /bin/bash bash
 	need /bin/nc.openbsd netcat-openbsd
 	need /usr/bin/curl curl
 	agnhost="$(hack/kube-binary.sh agnhost)"
@@ -96,14 +100,17 @@ agnhost_image() {
 	install -D -m 755 "$agnhost" "$rootfs/agnhost"
 	# The suite's tests exec /bin/sh with nc (OpenBSD flags: -v -t -u -w),
 	# curl, wget, nslookup and coreutils in this image; upstream's is
-	# Alpine with those packages. Here: Debian's static busybox for the
-	# shell and coreutils, and Debian's nc and curl with their libraries.
+	# Alpine with those packages. Here: Debian's dash and bash, nc and curl
+	# with their libraries, and Debian's static busybox for the rest. Not
+	# busybox's sh: it runs its own applets before PATH, so `nc` there would
+	# be busybox's nc, which has none of OpenBSD's flags.
 	install -D -m 755 /bin/busybox "$rootfs/bin/busybox"
 	for a in $(/bin/busybox --list); do
-		case "$a" in busybox | nc) continue ;; esac
+		case "$a" in busybox | sh | ash | nc) continue ;; esac
 		ln -s busybox "$rootfs/bin/$a"
 	done
-	copy_with_libs "$rootfs" /bin/nc.openbsd /usr/bin/curl
+	copy_with_libs "$rootfs" /bin/dash /bin/bash /bin/nc.openbsd /usr/bin/curl
+	ln -s dash "$rootfs/bin/sh"
 	ln -s nc.openbsd "$rootfs/bin/nc"
 	mkdir -p "$rootfs/tmp" "$rootfs/uploads" "$rootfs/etc"
 	chmod 1777 "$rootfs/tmp"
@@ -115,7 +122,7 @@ agnhost_image() {
 }
 
 coredns_image() {
-	local archive="$cache/images/coredns-$COREDNS_VERSION.tar" bin rootfs
+	local archive="$cache/images/coredns-$COREDNS_VERSION-$recipe.tar" bin rootfs
 	if [ -f "$archive" ]; then echo "$archive"; return; fi
 	bin="$cache/coredns-$COREDNS_VERSION"
 	if [ ! -x "$bin" ]; then
