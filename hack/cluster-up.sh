@@ -35,7 +35,7 @@ preflight() {
 	for pair in etcd:etcd-server containerd:containerd runc:runc ctr:containerd buildah:buildah \
 		openssl:openssl nsenter:util-linux unshare:util-linux ip:iproute2 nft:nftables \
 		/usr/lib/cni/bridge:containernetworking-plugins /bin/busybox:busybox-static \
-		/bin/nc.openbsd:netcat-openbsd curl:curl; do
+		/bin/nc.openbsd:netcat-openbsd curl:curl wget:wget; do
 		if [ "${pair:0:1}" = / ]; then [ -e "${pair%%:*}" ] && continue
 		else command -v "${pair%%:*}" >/dev/null && continue; fi
 		missing+=("${pair#*:}")

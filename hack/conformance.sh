@@ -34,6 +34,7 @@ start=$(date +%s)
 e2e="$(hack/kube-binary.sh e2e.test)"
 ginkgo="$(hack/kube-binary.sh ginkgo)"
 kubectl="$(hack/kube-binary.sh kubectl)"
+built=$(date +%s)
 hack/cluster-up.sh
 cluster_done=$(date +%s)
 
@@ -68,7 +69,7 @@ fi
 	echo "proxy: $PROXY"
 	echo "kubernetes: $(basename "$e2e" | sed 's/^e2e.test-//')"
 	echo "focus: $FOCUS"
-	echo "cluster: $((cluster_done - start))s (including builds), e2e.test: $((end - cluster_done))s"
+	echo "time: e2e.test/ginkgo/kubectl builds $((built - start))s, make cluster $((cluster_done - built))s, tests $((end - cluster_done))s, total $((end - start))s"
 } | tee "$out/summary.txt" >&2
 go run ./hack/conformance -report "$out/report.json" -focus "$FOCUS" \
 	-skip-file hack/conformance/skip.txt -out "$out/results.md"

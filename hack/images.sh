@@ -94,22 +94,25 @@ agnhost_image() {
 	need /bin/bash bash
 	need /bin/nc.openbsd netcat-openbsd
 	need /usr/bin/curl curl
+	need /usr/bin/wget wget
 	agnhost="$(hack/kube-binary.sh agnhost)"
 	rootfs="$(mktemp -d)"
 	trap 'rm -rf "$rootfs"' RETURN
 	install -D -m 755 "$agnhost" "$rootfs/agnhost"
 	# The suite's tests exec /bin/sh with nc (OpenBSD flags: -v -t -u -w),
 	# curl, wget, nslookup and coreutils in this image; upstream's is
-	# Alpine with those packages. Here: Debian's dash and bash, nc and curl
-	# with their libraries, and Debian's static busybox for the rest. Not
-	# busybox's sh: it runs its own applets before PATH, so `nc` there would
-	# be busybox's nc, which has none of OpenBSD's flags.
+	# Alpine with those packages. Here: Debian's dash and bash, nc, curl and
+	# wget with their libraries, and Debian's static busybox for the rest.
+	# Not busybox's sh: it runs its own applets before PATH, so `nc` there
+	# would be busybox's nc, which has none of OpenBSD's flags. Not
+	# busybox's wget: linked statically against glibc, its name lookups
+	# load this image's NSS modules and it crashes (segmentation fault).
 	install -D -m 755 /bin/busybox "$rootfs/bin/busybox"
 	for a in $(/bin/busybox --list); do
-		case "$a" in busybox | sh | ash | nc) continue ;; esac
+		case "$a" in busybox | sh | ash | nc | wget) continue ;; esac
 		ln -s busybox "$rootfs/bin/$a"
 	done
-	copy_with_libs "$rootfs" /bin/dash /bin/bash /bin/nc.openbsd /usr/bin/curl
+	copy_with_libs "$rootfs" /bin/dash /bin/bash /bin/nc.openbsd /usr/bin/curl /usr/bin/wget
 	ln -s dash "$rootfs/bin/sh"
 	ln -s nc.openbsd "$rootfs/bin/nc"
 	mkdir -p "$rootfs/tmp" "$rootfs/uploads" "$rootfs/etc"
