@@ -195,7 +195,9 @@ node() {
 	mount --make-shared "$CLUSTER_DIR/kubelet"
 	template hack/cluster/kubelet.yaml >"$CLUSTER_DIR/kubelet.yaml"
 	local setup
-	setup="$(kubelet_sysctls | paste -sd ';')"
+	# set -e: if a file cannot be covered, kubelet does not start (and so
+	# cannot write the machine's value).
+	setup="set -e; $(kubelet_sysctls | paste -sd ';')"
 	start_daemon kubelet unshare --mount --propagation unchanged -- sh -c "$setup; exec \"\$0\" \"\$@\"" \
 		"$KUBELET" --config="$CLUSTER_DIR/kubelet.yaml" --kubeconfig="$CLUSTER_DIR/kubelet.kubeconfig" \
 		--hostname-override="$NODE_NAME" --node-ip="$NODE_IP" \
