@@ -15,6 +15,7 @@ import (
 
 	"github.com/nftproxy/nftproxy/integration/lab"
 	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/nft/kernel"
 	"github.com/nftproxy/nftproxy/proxy/manifest"
 )
@@ -149,7 +150,7 @@ func assertHolds(t *testing.T, ns *lab.NS, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := nft.Compile(&res.Snapshot, res.Nodes[0], nft.DefaultOptions())
+	want, _ := compile.Ruleset(&res.Snapshot, res.Nodes[0], compile.DefaultOptions())
 	k, err := kernel.Open(ns.FD(t))
 	if err != nil {
 		t.Fatal(err)

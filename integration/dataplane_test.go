@@ -39,7 +39,7 @@ func TestDataplaneWatchAndRepair(t *testing.T) {
 	in.Changed = map[string]bool{}
 	for _, tamper := range []string{
 		"delete table ip kube-proxy",
-		"flush chain ip kube-proxy service-test/web/tcp/http",
+		"flush chain ip kube-proxy pick-endpoint",
 		"delete element ip kube-proxy service-ips { 10.96.1.10 . tcp . 80 }",
 		"add rule ip kube-proxy services counter",
 		"add chain ip6 kube-proxy stray",
@@ -135,7 +135,7 @@ func TestDataplaneTakesOverKubeProxyTable(t *testing.T) {
 }
 
 // TestDataplaneIncrementalMatchesKernel: partial syncs of random endpoint
-// changes, each sent as the few operations Compiled.Update plans, leave the
+// changes, each sent as the few operations Tables.Update plans, leave the
 // kernel holding exactly what a fresh compile gives.
 func TestDataplaneIncrementalMatchesKernel(t *testing.T) {
 	c := lab.NewCluster(t, 0)

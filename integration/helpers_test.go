@@ -21,6 +21,7 @@ import (
 
 	"github.com/nftproxy/nftproxy/integration/lab"
 	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/nft/kernel"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
@@ -36,7 +37,7 @@ const namespace = "test"
 type proxy struct {
 	k         *kernel.Kernel
 	node      model.Node
-	opts      nft.Options
+	opts      compile.Options
 	committed nft.Ruleset
 }
 
@@ -50,7 +51,7 @@ func newProxy(t *testing.T, c *lab.Cluster) *proxy {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = k.Close() })
-	opts := nft.DefaultOptions()
+	opts := compile.DefaultOptions()
 	opts.LocalCIDRs = []netip.Prefix{lab.ClusterCIDRv4, lab.ClusterCIDRv6}
 	node := model.Node{Name: "node-1", IPs: []netip.Addr{c.NodeIPv4, c.NodeIPv6}}
 	return &proxy{k: k, node: node, opts: opts}
@@ -72,7 +73,7 @@ func (p *proxy) sync(t *testing.T, snap model.Snapshot) *nft.Plan {
 // compile compiles snap for the proxy's node, failing on any problem.
 func (p *proxy) compile(t *testing.T, snap model.Snapshot) nft.Ruleset {
 	t.Helper()
-	rs, problems := nft.Compile(&snap, p.node, p.opts)
+	rs, problems := compile.Ruleset(&snap, p.node, p.opts)
 	if len(problems) > 0 {
 		t.Fatalf("compile: %v", problems)
 	}
@@ -232,6 +233,15 @@ func mixedSnapshot() model.Snapshot {
 		many = append(many, netip.AddrFrom4([4]byte{10, 244, 3, byte(10 + i)}))
 	}
 	add(service("big", addrs("10.96.1.60"), web[0]), web[:1], many)
+	// Session affinity: chains of its own, recall rules keyed by ID, and
+	// bucket chains for the large one.
+	sticky := []port{{name: "http", proto: model.TCP, port: 80, target: 8080, nodePort: 31070}}
+	s := service("sticky", addrs("10.96.2.70", "fd00:96::2:70"), sticky...)
+	s.AffinitySeconds = 600
+	add(s, sticky, addrs("10.244.1.7", "10.244.2.7", "fd00:10:244:1::7"))
+	s = service("sticky-big", addrs("10.96.2.80"), web[0])
+	s.AffinitySeconds = 10800
+	add(s, web[:1], many)
 	return snap
 }
 
@@ -239,4 +249,21 @@ func mixedSnapshot() model.Snapshot {
 // "" when equal, else cmp's (-want +got) report.
 func diffLines(want, got string) string {
 	return cmp.Diff(strings.Split(want, "\n"), strings.Split(got, "\n"))
+}
+
+// applied programs rs over netlink into a new namespace named after
+// prefix, as the agent's first sync would, and returns the namespace and
+// the applier, closed at cleanup.
+func applied(t *testing.T, prefix string, rs nft.Ruleset) (*lab.NS, *kernel.Kernel) {
+	t.Helper()
+	ns := lab.NewNS(t, prefix)
+	k, err := kernel.Open(ns.FD(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.Close() })
+	if err := k.Apply(nft.Diff(nil, rs)); err != nil {
+		t.Fatalf("apply over netlink: %v", err)
+	}
+	return ns, k
 }

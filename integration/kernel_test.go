@@ -32,7 +32,10 @@ func TestReadBack(t *testing.T) {
 		{tamper: "add element ip6 kube-proxy cluster-ips { fd00:96::9:9 }"},
 		{tamper: "add rule ip kube-proxy masquerading counter"},
 		{tamper: "add chain ip kube-proxy stray"},
-		{tamper: "flush chain ip kube-proxy service-test/big/tcp/http/b2"},
+		{tamper: "flush chain ip kube-proxy service-test/sticky-big/tcp/http/b2"},
+		{tamper: "flush chain ip kube-proxy pick-endpoint"},
+		{tamper: "delete element ip kube-proxy endpoints { 10.96.1.60 . tcp . 80 . 1601 }"},
+		{tamper: "delete element ip6 kube-proxy nodeport-endpoints { tcp . 31080 . 1 }"},
 		{tamper: "delete table ip6 kube-proxy", full: true},
 	} {
 		t.Run(tc.tamper, func(t *testing.T) {
@@ -125,7 +128,7 @@ func badOps(committed nft.Ruleset) []struct {
 	accept := &nft.Rule{Stmts: []nft.Stmt{nft.Verdict{Kind: nft.Accept}}}
 	serviceIPs := committed[nft.IPv4].Set("service-ips")
 	dangling := nft.Element{
-		Key:     []nft.Value{{Addr: netip.MustParseAddr("10.96.9.9")}, {Num: uint16(nft.ProtoTCP)}, {Num: 80}},
+		Key:     []nft.Value{{Addr: netip.MustParseAddr("10.96.9.9")}, {Num: uint32(nft.ProtoTCP)}, {Num: 80}},
 		Verdict: nft.GotoChain("no-such-chain"),
 	}
 	return []struct {
@@ -137,4 +140,47 @@ func badOps(committed nft.Ruleset) []struct {
 		{"element pointing at a missing chain", nft.Op{Kind: nft.AddElements, Family: nft.IPv4, Name: "service-ips",
 			Set: serviceIPs, Elements: []nft.Element{dangling}}},
 	}
+}
+
+// TestKernelFailsLikeTheFake: each operation the kernel refuses fails with
+// the errno the Fake uses for it, so that nft.IsNotFound, IsExists and
+// IsBusy tell the same story about both.
+func TestKernelFailsLikeTheFake(t *testing.T) {
+	c := lab.NewCluster(t, 0)
+	p := newProxy(t, c)
+	p.sync(t, mixedSnapshot())
+	serviceIPs := p.committed[nft.IPv4].Set("service-ips")
+	clash := serviceIPs.Elements[0]
+	clash.Verdict = nft.Verdict{Kind: nft.Drop}
+	missing := nft.Element{Key: []nft.Value{{Addr: netip.MustParseAddr("10.96.9.9")}, {Num: uint32(nft.ProtoTCP)}, {Num: 80}},
+		Verdict: nft.Verdict{Kind: nft.Drop}}
+	tests := []struct {
+		name string
+		op   nft.Op
+		is   func(error) bool
+	}{
+		{"rule in a missing chain", nft.Op{Kind: nft.AddRule, Family: nft.IPv4, Name: "no-such-chain",
+			Rule: &nft.Rule{Stmts: []nft.Stmt{nft.Verdict{Kind: nft.Accept}}}}, nft.IsNotFound},
+		{"delete a missing chain", nft.Op{Kind: nft.DeleteChain, Family: nft.IPv4, Name: "no-such-chain"}, nft.IsNotFound},
+		{"delete a chain in use", nft.Op{Kind: nft.DeleteChain, Family: nft.IPv4, Name: "mark-for-masquerade"}, nft.IsBusy},
+		{"delete a set in use", nft.Op{Kind: nft.DeleteSet, Family: nft.IPv4, Name: "cluster-ips"}, nft.IsBusy},
+		{"delete a missing element", nft.Op{Kind: nft.DeleteElements, Family: nft.IPv4, Name: "service-ips",
+			Set: serviceIPs, Elements: []nft.Element{missing}}, nft.IsNotFound},
+		{"add an element there with another verdict", nft.Op{Kind: nft.AddElements, Family: nft.IPv4, Name: "service-ips",
+			Set: serviceIPs, Elements: []nft.Element{clash}}, nft.IsExists},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			plan := &nft.Plan{Ops: []nft.Op{tc.op}}
+			kerr := p.k.Apply(plan)
+			f := nft.NewFake()
+			f.Ruleset = p.committed.Clone()
+			ferr := f.Apply(plan)
+			t.Logf("kernel: %v; fake: %v", kerr, ferr)
+			if !tc.is(kerr) || !tc.is(ferr) {
+				t.Errorf("kernel: %v; fake: %v; want both to satisfy the predicate", kerr, ferr)
+			}
+		})
+	}
+	assertInSync(t, p)
 }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/nftproxy/nftproxy/integration/lab"
 	"github.com/nftproxy/nftproxy/nft"
-	"github.com/nftproxy/nftproxy/nft/kernel"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/proxy/manifest"
 )
 
@@ -30,7 +30,7 @@ import (
 func TestParityPolicies(t *testing.T) {
 	for _, name := range []string{"etp-local", "itp-local", "affinity", "source-ranges", "topology"} {
 		t.Run(name, func(t *testing.T) {
-			rs := compileGolden(t, filepath.Join("..", "nft", "testdata", name+".txtar"))
+			rs := compileGolden(t, filepath.Join("..", "nft", "compile", "testdata", name+".txtar"))
 			listed := assertListing(t, rs)
 			if strings.Contains(rs.Text(), " @affinity update @affinity {") {
 				return
@@ -70,11 +70,11 @@ func compileGolden(t *testing.T, file string) nft.Ruleset {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := nft.DefaultOptions()
+	opts := compile.DefaultOptions()
 	if strings.Contains(string(options), "localCIDRs") {
 		opts.LocalCIDRs = append(opts.LocalCIDRs, lab.ClusterCIDRv4)
 	}
-	rs, problems := nft.Compile(&res.Snapshot, res.Nodes[0], opts)
+	rs, problems := compile.Ruleset(&res.Snapshot, res.Nodes[0], opts)
 	if len(problems) > 0 {
 		t.Fatalf("compile: %v", problems)
 	}
@@ -86,15 +86,7 @@ func compileGolden(t *testing.T, file string) nft.Ruleset {
 // returns the listings.
 func assertListing(t *testing.T, rs nft.Ruleset) map[nft.Family]string {
 	t.Helper()
-	ns := lab.NewNS(t, "netlink")
-	k, err := kernel.Open(ns.FD(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Close()
-	if err := k.Apply(nft.Diff(nil, rs)); err != nil {
-		t.Fatalf("apply over netlink: %v", err)
-	}
+	ns, k := applied(t, "netlink", rs)
 	read, err := k.Read()
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/nftproxy/nftproxy/integration/lab"
 	"github.com/nftproxy/nftproxy/nft"
-	"github.com/nftproxy/nftproxy/nft/kernel"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/proxy/manifest"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
@@ -30,9 +30,9 @@ func TestParity(t *testing.T) {
 	if len(res.Nodes) != 1 {
 		t.Fatalf("examples: %d Nodes, want 1", len(res.Nodes))
 	}
-	local := nft.DefaultOptions()
+	local := compile.DefaultOptions()
 	local.LocalCIDRs = []netip.Prefix{lab.ClusterCIDRv4, lab.ClusterCIDRv6}
-	masqAll := nft.DefaultOptions()
+	masqAll := compile.DefaultOptions()
 	masqAll.MasqueradeAll, masqAll.MasqueradeBit = true, 3
 	both := res.Snapshot
 	mixed := mixedSnapshot()
@@ -41,14 +41,14 @@ func TestParity(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		snap model.Snapshot
-		opts nft.Options
+		opts compile.Options
 	}{
-		{"examples", res.Snapshot, nft.DefaultOptions()}, // what `nftproxy compile -f examples` prints
+		{"examples", res.Snapshot, compile.DefaultOptions()}, // what `nftproxy compile -f examples` prints
 		{"examples+mixed, local CIDRs", both, local},
 		{"mixed, masquerade all", mixed, masqAll},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rs, problems := nft.Compile(&tc.snap, res.Nodes[0], tc.opts)
+			rs, problems := compile.Ruleset(&tc.snap, res.Nodes[0], tc.opts)
 			if len(problems) > 0 {
 				t.Fatalf("compile: %v", problems)
 			}
@@ -61,15 +61,8 @@ func TestParity(t *testing.T) {
 // with nft in namespace B, and compares the listings of both tables.
 func assertParity(t *testing.T, rs nft.Ruleset) {
 	t.Helper()
-	a, b := lab.NewNS(t, "netlink"), lab.NewNS(t, "nft")
-	k, err := kernel.Open(a.FD(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Close()
-	if err := k.Apply(nft.Diff(nil, rs)); err != nil {
-		t.Fatalf("apply over netlink: %v", err)
-	}
+	a, _ := applied(t, "netlink", rs)
+	b := lab.NewNS(t, "nft")
 	loadText(t, b, rs.Text())
 	for _, f := range nft.Families {
 		listA := nftIn(t, a, "list", "table", string(f), nft.TableName)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -170,7 +171,7 @@ func TestSessionAffinity(t *testing.T) {
 			addr := lab.AddrPort(svc.ClusterIPs[0], 80)
 			p.sync(t, snapshot(svc, []port{pt}, slices.Collect(maps.Values(eps))...))
 			first := sameBackend(t, c.Client, addr, 20)
-			removed := eps[first]
+			remembered := affinityElements(nftIn(t, c.Node, "list", "set", string(tc.family), nft.TableName, "affinity"))
 			delete(eps, first)
 			before := generation(t, p)
 			p.sync(t, snapshot(svc, []port{pt}, slices.Collect(maps.Values(eps))...))
@@ -181,8 +182,62 @@ func TestSessionAffinity(t *testing.T) {
 				t.Fatalf("the removed endpoint %s still answered", first)
 			}
 			memory := nftIn(t, c.Node, "list", "set", string(tc.family), nft.TableName, "affinity")
-			if !strings.Contains(memory, removed.String()) {
-				t.Errorf("the affinity set no longer holds %s, so this test did not exercise a stale element:\n%s", removed, memory)
+			if len(remembered) != 1 || !slices.Contains(affinityElements(memory), remembered[0]) {
+				t.Errorf("the affinity set no longer holds the element %v that sent the client to %s, so this test did not exercise a stale element:\n%s",
+					remembered, first, memory)
+			}
+		})
+	}
+}
+
+// affinityElements returns the keys ("client . ID") of the elements in a
+// listing of the affinity set.
+func affinityElements(listing string) []string {
+	var out []string
+	for _, m := range affinityElement.FindAllStringSubmatch(listing, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+var affinityElement = regexp.MustCompile(`([0-9a-f:.]+ \. [0-9]+) timeout`)
+
+// TestSessionAffinityAcrossEntryPoints: the memory belongs to the Service
+// port, not to the address it was reached on. A client sent to an endpoint
+// through the load-balancer IP goes to that endpoint through the
+// ClusterIP, the NodePort and the externalIP too, in both families.
+func TestSessionAffinityAcrossEntryPoints(t *testing.T) {
+	for _, tc := range []struct {
+		family         nft.Family
+		clusterIP      string
+		externalIP, lb string
+		node           func(*lab.Cluster) netip.Addr
+		addr           func(*lab.Backend) netip.Addr
+	}{
+		{nft.IPv4, "10.96.0.95", "203.0.113.95", "203.0.113.96",
+			func(c *lab.Cluster) netip.Addr { return c.NodeIPv4 }, func(b *lab.Backend) netip.Addr { return b.IPv4 }},
+		{nft.IPv6, "fd00:96::95", "2001:db8:113::95", "2001:db8:113::96",
+			func(c *lab.Cluster) netip.Addr { return c.NodeIPv6 }, func(b *lab.Backend) netip.Addr { return b.IPv6 }},
+	} {
+		t.Run(string(tc.family), func(t *testing.T) {
+			c := lab.NewCluster(t, 3)
+			p := newProxy(t, c)
+			pt := port{name: "http", proto: model.TCP, port: 80, target: 8080, nodePort: 30095}
+			svc := service("sticky", addrs(tc.clusterIP), pt)
+			svc.Type, svc.ExternalIPs, svc.LoadBalancerIPs = model.LoadBalancer, addrs(tc.externalIP), addrs(tc.lb)
+			svc.AffinitySeconds = 600
+			var eps []netip.Addr
+			for _, b := range c.Backends {
+				serve(t, pt, b, tc.addr(b))
+				eps = append(eps, tc.addr(b))
+			}
+			p.sync(t, snapshot(svc, []port{pt}, eps...))
+			first := sameBackend(t, c.Client, lab.AddrPort(svc.LoadBalancerIPs[0], 80), 5)
+			for _, entry := range []string{lab.AddrPort(svc.ClusterIPs[0], 80), lab.AddrPort(tc.node(c), 30095),
+				lab.AddrPort(svc.ExternalIPs[0], 80), lab.AddrPort(svc.LoadBalancerIPs[0], 80)} {
+				if got := sameBackend(t, c.Client, entry, 5); got != first {
+					t.Errorf("through %s: endpoint %s, want %s, which the client got through the load-balancer IP", entry, got, first)
+				}
 			}
 		})
 	}

@@ -1,7 +1,5 @@
 package nft
 
-import "fmt"
-
 // Applier commits plans: all of a plan's operations or none of them.
 type Applier interface {
 	Apply(p *Plan) error
@@ -12,19 +10,11 @@ type Reader interface {
 	Read() (Ruleset, error)
 }
 
-// OpError is a rejected transaction, naming the operation that failed. The
-// kernel's state is unchanged.
-type OpError struct {
-	Index int // position of the failing operation in the plan, -1 if unknown
-	Op    Op
-	Err   error
-}
-
-func (e *OpError) Error() string {
-	if e.Index < 0 {
-		return fmt.Sprintf("transaction rejected: %v", e.Err)
+// NextGeneration is the generation that follows gen: the one a transaction
+// committed at gen produces. The kernel's counter skips 0 when it wraps.
+func NextGeneration(gen uint32) uint32 {
+	if gen++; gen == 0 {
+		return 1
 	}
-	return fmt.Sprintf("operation %d (%s): %v", e.Index, e.Op, e.Err)
+	return gen
 }
-
-func (e *OpError) Unwrap() error { return e.Err }

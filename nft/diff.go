@@ -15,15 +15,27 @@ import (
 func Diff(committed, desired Ruleset) *Plan {
 	p := &Plan{Full: committed == nil}
 	for _, f := range Families {
-		ops := diffTable(f, committed[f], desired[f], committed == nil)
-		p.Full = p.Full || replaces(ops)
-		if p.Ops == nil {
-			p.Ops = ops // no copy of a whole table's ops (see replaceTable)
-			continue
-		}
-		p.Ops = append(p.Ops, ops...)
+		p.Append(diffTable(f, committed[f], desired[f], committed == nil))
 	}
 	return p
+}
+
+// DiffTable returns the operations that turn family f's table old into
+// want, as Diff does for one family of a known ruleset: nil old adds want
+// whole, nil want deletes old.
+func DiffTable(f Family, old, want *Table) []Op {
+	return diffTable(f, old, want, false)
+}
+
+// Append adds the operations on one table to the plan. Operations that
+// rebuild a table from scratch make the plan Full.
+func (p *Plan) Append(ops []Op) {
+	p.Full = p.Full || replaces(ops)
+	if p.Ops == nil {
+		p.Ops = ops // no copy of a whole table's ops (see replaceTable)
+		return
+	}
+	p.Ops = append(p.Ops, ops...)
 }
 
 // replaces reports whether ops rebuild a table from scratch.

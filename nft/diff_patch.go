@@ -1,7 +1,5 @@
 package nft
 
-import "reflect"
-
 // patchTable returns the operations that turn old into want when both have
 // the same structure. The order keeps every step valid for the kernel:
 // elements that point at a chain go before the chain, a chain is flushed
@@ -56,18 +54,6 @@ func chainIndex(t *Table) map[string]*Chain {
 		idx[c.Name] = c
 	}
 	return idx
-}
-
-func sameRules(a, b *Chain) bool {
-	if len(a.Rules) != len(b.Rules) {
-		return false
-	}
-	for i := range a.Rules {
-		if !reflect.DeepEqual(a.Rules[i], b.Rules[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // diffElements returns the elements of old that want lacks (or maps

@@ -1,16 +1,8 @@
 package nft
 
 import (
-	"errors"
 	"fmt"
 	"slices"
-)
-
-// Errors the Fake reports, named after the kernel's errnos.
-var (
-	ErrNotFound = errors.New("no such file or directory")
-	ErrExists   = errors.New("file exists")
-	ErrBusy     = errors.New("device or resource busy")
 )
 
 // Fake is an in-memory Applier that is atomic like the kernel: it applies a
@@ -25,9 +17,10 @@ type Fake struct {
 	// Transactions counts committed plans; LastOps is the size of the last.
 	Transactions int
 	LastOps      int
-	// Gen is the ruleset generation: like the kernel's, it moves with every
-	// committed transaction. A test that changes Ruleset behind the
-	// applier's back (an external change) bumps it too.
+	// Gen is the ruleset generation: like the kernel's, it starts at 1,
+	// moves with every committed transaction and is never 0. A test that
+	// changes Ruleset behind the applier's back (an external change) bumps
+	// it too.
 	Gen uint32
 }
 
@@ -37,7 +30,7 @@ var (
 )
 
 // NewFake returns a Fake with an empty ruleset.
-func NewFake() *Fake { return &Fake{Ruleset: Ruleset{}, FailAt: -1} }
+func NewFake() *Fake { return &Fake{Ruleset: Ruleset{}, FailAt: -1, Gen: 1} }
 
 // Read returns a copy of the committed ruleset.
 func (f *Fake) Read() (Ruleset, error) { return f.Ruleset.Clone(), nil }
@@ -45,8 +38,16 @@ func (f *Fake) Read() (Ruleset, error) { return f.Ruleset.Clone(), nil }
 // Generation returns the ruleset generation.
 func (f *Fake) Generation() (uint32, error) { return f.Gen, nil }
 
-// Apply applies p atomically.
+// Apply applies p atomically. Like the kernel, it refuses a plan made from
+// another generation than the current one with a *ConflictError, and sends
+// nothing for an empty plan: no commit, no new generation.
 func (f *Fake) Apply(p *Plan) error {
+	if p.Empty() {
+		return nil
+	}
+	if p.Gen != 0 && p.Gen != f.Gen {
+		return &ConflictError{Gen: p.Gen}
+	}
 	work := f.Ruleset.Clone()
 	for i, op := range p.Ops {
 		err := applyOp(work, op)
@@ -61,7 +62,7 @@ func (f *Fake) Apply(p *Plan) error {
 		return &OpError{Index: -1, Err: err}
 	}
 	f.Ruleset = work
-	f.Gen++
+	f.Gen = NextGeneration(f.Gen)
 	f.Transactions++
 	f.LastOps = len(p.Ops)
 	return nil

@@ -75,8 +75,8 @@ func referencedSets(t *Table) map[string]bool {
 				switch m := s.(type) {
 				case InSet:
 					refs[m.Set] = true
-				case InSetWith:
-					refs[m.Set] = true
+				case DNATMap:
+					refs[m.Map] = true
 				case UpdateSet:
 					refs[m.Set] = true
 				case Vmap:

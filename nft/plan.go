@@ -47,6 +47,12 @@ type Plan struct {
 	Ops []Op
 	// Full is true when the plan rebuilds at least one table from scratch.
 	Full bool
+	// Gen is the ruleset generation the plan was made from. An Applier
+	// commits the plan only while the ruleset is still at Gen, and returns
+	// a *ConflictError otherwise: a plan made from what the kernel held at
+	// Gen would be wrong on top of somebody else's later commit. 0 commits
+	// whatever the ruleset holds; the kernel never uses generation 0.
+	Gen uint32
 }
 
 // Empty reports whether the plan changes nothing.

@@ -19,7 +19,24 @@ const (
 	Daddr                // ip daddr / ip6 daddr
 	L4Proto              // meta l4proto
 	Dport                // th dport
+	// Number is a number drawn by numgen. It appears only in the typeof
+	// declaration of a set (`numgen random mod 1`); a rule's key gives its
+	// numgen part with a Numgen value.
+	Number
 )
+
+// Numgen is the numgen part that may end a lookup key: `numgen random mod
+// Mod offset Offset`, a number drawn uniformly from [Offset, Offset+Mod).
+// With Mod 1 it is the constant Offset: nft 1.0.6 cannot parse a literal
+// inside a lookup key, but lists and reloads this. The zero value means the
+// key has no numgen part.
+type Numgen struct {
+	Mod    uint32
+	Offset uint32
+}
+
+// Used reports whether the key has a numgen part.
+func (n Numgen) Used() bool { return n.Mod > 0 }
 
 // MatchAddr matches the source or destination address against a prefix; a
 // full-length prefix matches one address.
@@ -41,9 +58,11 @@ type MatchNew struct{}
 // MatchMarkClear matches packets whose mark has none of Bits set.
 type MatchMarkClear struct{ Bits uint32 }
 
-// InSet matches when the concatenation of Keys is an element of Set.
+// InSet matches when the concatenation of Keys, then Num when used, is an
+// element of Set.
 type InSet struct {
 	Keys []Field
+	Num  Numgen
 	Set  string
 }
 
@@ -59,6 +78,16 @@ type Vmap struct {
 type Random struct {
 	Mod   uint32
 	Below uint32
+}
+
+// DNATMap rewrites the destination to the address and port that Map, a
+// data map, holds for the concatenation of Keys and then Num: `dnat ip to
+// ip daddr . meta l4proto . th dport . numgen random mod 3 offset 9 map
+// @endpoints`. A key the map lacks ends the rule, like a failed match.
+type DNATMap struct {
+	Keys []Field
+	Num  Numgen
+	Map  string
 }
 
 // MarkOp is how SetMark combines Bits with the packet mark.

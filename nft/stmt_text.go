@@ -13,9 +13,27 @@ func fieldText(f Family, field Field) string {
 		return string(f) + " daddr"
 	case L4Proto:
 		return "meta l4proto"
+	case Number:
+		return "numgen random mod 1"
 	default:
 		return "th dport"
 	}
+}
+
+// keyText renders a lookup key: the fields, then the numgen part.
+func lookupKeyText(f Family, keys []Field, n Numgen) string {
+	text := keysText(f, keys)
+	if n.Used() {
+		text += " . " + n.text()
+	}
+	return text
+}
+
+func (n Numgen) text() string {
+	if n.Offset == 0 {
+		return fmt.Sprintf("numgen random mod %d", n.Mod)
+	}
+	return fmt.Sprintf("numgen random mod %d offset %d", n.Mod, n.Offset)
 }
 
 func keysText(f Family, keys []Field) string {
@@ -44,7 +62,7 @@ func (MatchNew) text(Family) string     { return "ct state new" }
 func (m MatchMarkClear) text(Family) string {
 	return fmt.Sprintf("meta mark & 0x%08x == 0x00000000", m.Bits)
 }
-func (m InSet) text(f Family) string  { return keysText(f, m.Keys) + " @" + m.Set }
+func (m InSet) text(f Family) string  { return lookupKeyText(f, m.Keys, m.Num) + " @" + m.Set }
 func (m Vmap) text(f Family) string   { return keysText(f, m.Keys) + " vmap @" + m.Map }
 func (Masquerade) text(Family) string { return "masquerade fully-random" }
 func (Reject) text(Family) string     { return "reject" }
@@ -70,6 +88,10 @@ func (d DNAT) text(Family) string {
 		addr = "[" + addr + "]"
 	}
 	return fmt.Sprintf("meta l4proto %s dnat to %s:%d", protoName(d.Proto), addr, d.Port)
+}
+
+func (d DNATMap) text(f Family) string {
+	return fmt.Sprintf("dnat %s to %s map @%s", f, lookupKeyText(f, d.Keys, d.Num), d.Map)
 }
 
 func (v Verdict) text(Family) string { return v.String() }

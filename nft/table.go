@@ -2,7 +2,7 @@ package nft
 
 import (
 	"net/netip"
-	"sort"
+	"reflect"
 )
 
 // Family is an nftables table family.
@@ -69,6 +69,24 @@ type Chain struct {
 	Rules []Rule
 }
 
+// Equal reports whether c and o are the same chain: name, hook and rules.
+func (c *Chain) Equal(o *Chain) bool {
+	return c.Name == o.Name && reflect.DeepEqual(c.Base, o.Base) && sameRules(c, o)
+}
+
+// sameRules reports whether a and b hold the same rules, in order.
+func sameRules(a, b *Chain) bool {
+	if len(a.Rules) != len(b.Rules) {
+		return false
+	}
+	for i := range a.Rules {
+		if !reflect.DeepEqual(a.Rules[i], b.Rules[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // Base makes a chain a base chain attached to a netfilter hook.
 type Base struct {
 	Type     string // "filter" or "nat"
@@ -91,6 +109,9 @@ const (
 	TypeIPv6Addr    DataType = "ipv6_addr"
 	TypeInetProto   DataType = "inet_proto"
 	TypeInetService DataType = "inet_service"
+	// TypeInteger is a 32-bit number in host byte order: what numgen
+	// draws. Only sets declared with Typeof can have it.
+	TypeInteger DataType = "integer"
 )
 
 // AddrType returns the address data type of family f.
@@ -99,63 +120,4 @@ func AddrType(f Family) DataType {
 		return TypeIPv6Addr
 	}
 	return TypeIPv4Addr
-}
-
-// Set is a named set, or a verdict map when Map is true.
-type Set struct {
-	Name     string
-	Key      []DataType
-	Map      bool
-	Comment  string
-	Elements []Element
-	// Data are the value types of a data map (Map true): nil for a verdict
-	// map.
-	Data []DataType
-	// Interval lets key parts be prefixes (flags interval).
-	Interval bool
-	// Dynamic sets are filled from the packet path (flags dynamic,timeout):
-	// their elements belong to the kernel, never to a plan.
-	Dynamic bool
-	// Size bounds the number of elements; 0 is the kernel's default.
-	Size uint32
-}
-
-// Value is one part of an element key: Addr for address types, Num for
-// protocol numbers and ports.
-type Value struct {
-	Addr netip.Addr
-	Num  uint16
-	// Prefix is an address range, in interval sets; it is used instead of
-	// Addr when valid.
-	Prefix netip.Prefix
-}
-
-// Element is a set element, or a map element with its verdict.
-type Element struct {
-	Key     []Value
-	Verdict Verdict
-	// Data is a data map element's value.
-	Data []Value
-}
-
-// SortElements sorts s's elements by their text so that output and plans
-// are deterministic.
-func (s *Set) SortElements() {
-	keys := make([]string, len(s.Elements))
-	for i, e := range s.Elements {
-		keys[i] = s.ElementText(e)
-	}
-	sort.Sort(byText{keys, s.Elements})
-}
-
-type byText struct {
-	keys  []string
-	elems []Element
-}
-
-func (b byText) Len() int           { return len(b.keys) }
-func (b byText) Less(i, j int) bool { return b.keys[i] < b.keys[j] }
-func (b byText) Swap(i, j int) {
-	b.keys[i], b.keys[j] = b.keys[j], b.keys[i]
-	b.elems[i], b.elems[j] = b.elems[j], b.elems[i]
 }

@@ -2,6 +2,7 @@ package nft
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -16,6 +17,19 @@ func (rs Ruleset) Text() string {
 		}
 	}
 	return b.String()
+}
+
+// CanonicalText renders rs as Text does with each table's sets and chains
+// sorted by name. A patched table lists new chains last (the kernel puts
+// them there too), so order is not part of what a table means: two
+// rulesets that hold the same render the same.
+func (rs Ruleset) CanonicalText() string {
+	c := rs.Clone()
+	for _, t := range c {
+		sort.Slice(t.Chains, func(i, j int) bool { return t.Chains[i].Name < t.Chains[j].Name })
+		sort.Slice(t.Sets, func(i, j int) bool { return t.Sets[i].Name < t.Sets[j].Name })
+	}
+	return c.Text()
 }
 
 // Text renders one table in the layout of `nft list table`.
@@ -43,7 +57,7 @@ func (s *Set) text(f Family) string {
 	if s.Map {
 		kind = "map"
 	}
-	fmt.Fprintf(&b, "\t%s %s {\n\t\ttype %s\n", kind, s.Name, s.TypeText())
+	fmt.Fprintf(&b, "\t%s %s {\n\t\t%s\n", kind, s.Name, s.typeLine(f))
 	b.WriteString(s.flagsText())
 	if s.Comment != "" {
 		fmt.Fprintf(&b, "\t\tcomment %q\n", s.Comment)
@@ -68,6 +82,19 @@ func (s *Set) TypeText() string {
 	text := strings.Join(parts, " . ")
 	if s.Map {
 		text += " : " + s.dataTypeText()
+	}
+	return text
+}
+
+// typeLine renders the line that declares the key: by type, or by the
+// expressions that build it (typeof).
+func (s *Set) typeLine(f Family) string {
+	if len(s.Typeof) == 0 {
+		return "type " + s.TypeText()
+	}
+	text := "typeof " + keysText(f, s.Typeof)
+	if s.Map {
+		text += " : " + keysText(f, s.DataTypeof)
 	}
 	return text
 }
@@ -97,8 +124,8 @@ func valueText(t DataType, v Value) string {
 	switch t {
 	case TypeInetProto:
 		return protoName(uint8(v.Num))
-	case TypeInetService:
-		return strconv.Itoa(int(v.Num))
+	case TypeInetService, TypeInteger:
+		return strconv.FormatUint(uint64(v.Num), 10)
 	default:
 		return addrValueText(v)
 	}

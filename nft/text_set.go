@@ -2,7 +2,6 @@ package nft
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -77,18 +76,4 @@ func durationText(seconds uint32) string {
 		}
 	}
 	return b.String()
-}
-
-// sameSetDef reports whether a and b are the same set definition: what the
-// kernel cannot change without deleting the set.
-func sameSetDef(a, b *Set) bool {
-	return a.Map == b.Map && a.Comment == b.Comment && a.Interval == b.Interval && a.Dynamic == b.Dynamic &&
-		a.Size == b.Size && slices.Equal(a.Key, b.Key) && slices.Equal(a.Data, b.Data)
-}
-
-// definition returns a copy of s without its elements.
-func (s *Set) definition() *Set {
-	d := *s
-	d.Elements = nil
-	return &d
 }

@@ -4,15 +4,15 @@ import (
 	"net/netip"
 
 	"github.com/nftproxy/nftproxy/config"
-	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
 
 // CompilerOptions maps a validated configuration and the Node onto the
 // compiler's options. The Node matters for detectLocalMode NodeCIDR, where
 // the Pods of this node are told apart by its spec.podCIDRs.
-func CompilerOptions(c *config.Configuration, node model.Node) nft.Options {
-	o := nft.DefaultOptions()
+func CompilerOptions(c *config.Configuration, node model.Node) compile.Options {
+	o := compile.DefaultOptions()
 	o.MasqueradeBit = int(c.MasqueradeBit)
 	o.MasqueradeAll = c.MasqueradeAll
 	o.NodePortAddresses = c.NodePortCIDRs()

@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nftproxy/nftproxy/config"
-	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
 
@@ -16,19 +16,21 @@ func TestCompilerOptions(t *testing.T) {
 	tests := []struct {
 		name string
 		set  func(*config.Configuration)
-		want func(*nft.Options)
+		want func(*compile.Options)
 	}{
-		{"defaults", func(*config.Configuration) {}, func(*nft.Options) {}},
+		{"defaults", func(*config.Configuration) {}, func(*compile.Options) {}},
 		{"cluster CIDR", func(c *config.Configuration) { c.ClusterCIDR = "10.244.0.0/16,fd00::/48" },
-			func(o *nft.Options) {
+			func(o *compile.Options) {
 				o.LocalCIDRs = []netip.Prefix{netip.MustParsePrefix("10.244.0.0/16"), netip.MustParsePrefix("fd00::/48")}
 			}},
 		{"node CIDR", func(c *config.Configuration) { c.DetectLocalMode = config.LocalModeNodeCIDR },
-			func(o *nft.Options) { o.LocalCIDRs = node.PodCIDRs }},
+			func(o *compile.Options) { o.LocalCIDRs = node.PodCIDRs }},
 		{"masquerade", func(c *config.Configuration) { c.MasqueradeAll, c.MasqueradeBit = true, 3 },
-			func(o *nft.Options) { o.MasqueradeAll, o.MasqueradeBit = true, 3 }},
+			func(o *compile.Options) { o.MasqueradeAll, o.MasqueradeBit = true, 3 }},
 		{"nodeport CIDRs", func(c *config.Configuration) { c.NodePortAddresses = []string{"198.51.100.0/24"} },
-			func(o *nft.Options) { o.NodePortAddresses = []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24")} }},
+			func(o *compile.Options) {
+				o.NodePortAddresses = []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24")}
+			}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -37,7 +39,7 @@ func TestCompilerOptions(t *testing.T) {
 			if err := config.Validate(c); err != nil {
 				t.Fatal(err)
 			}
-			want := nft.DefaultOptions()
+			want := compile.DefaultOptions()
 			tc.want(&want)
 			if diff := cmp.Diff(want, CompilerOptions(c, node), cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)

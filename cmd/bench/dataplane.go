@@ -16,6 +16,7 @@ import (
 	"github.com/nftproxy/nftproxy/nft/kernel"
 	"github.com/nftproxy/nftproxy/proxy/dataplane"
 	"github.com/nftproxy/nftproxy/proxy/model"
+	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 
 // dpConfig is the data-plane benchmark's flags.
@@ -128,7 +129,7 @@ func runDataplane(args []string, stdout io.Writer) error {
 // floor, each number of Services, the 2- and the big-endpoint Service.
 func planCases(c dpConfig) ([]dpRow, []*dpCase) {
 	rows := []dpRow{{name: "direct to the backend, no Service (floor)"}}
-	cases := []*dpCase{{row: 0, dst: netip.AddrPortFrom(offset(endpointBase, 0), httpTarget)}}
+	cases := []*dpCase{{row: 0, dst: netip.AddrPortFrom(synth.Endpoint(0), httpTarget)}}
 	add := func(row dpRow, snap *model.Snapshot, svc *model.Service) {
 		dst := netip.AddrPortFrom(svc.ClusterIPs[0], 80)
 		cases = append(cases, &dpCase{row: len(rows), snap: snap, dst: dst})
@@ -249,10 +250,10 @@ func endpointCluster(big int) *model.Snapshot {
 	snap := &model.Snapshot{}
 	for i, n := range []int{2, big} {
 		svc := model.Service{Namespace: "ns-0", Name: fmt.Sprintf("eps-%d", n), Type: model.ClusterIP,
-			ClusterIPs: []netip.Addr{offset(clusterIPBase, i+1)},
+			ClusterIPs: []netip.Addr{synth.ClusterIP(i + 1)},
 			Ports:      []model.ServicePort{{Name: "http", Protocol: model.TCP, Port: 80}}}
 		snap.Services = append(snap.Services, svc)
-		snap.Slices = append(snap.Slices, slicesFor(&svc, i*10000, n)...)
+		snap.Slices = append(snap.Slices, synth.Slices(&svc, i*10000, n, true)...)
 	}
 	return snap
 }

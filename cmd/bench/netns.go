@@ -9,11 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nftproxy/nftproxy/integration/setns"
 )
 
 // netns is a network namespace this command created with `ip netns add`;
@@ -77,38 +78,8 @@ func command(timeout time.Duration, args ...string) (string, error) {
 }
 
 // do runs fn on an OS thread switched into the namespace, so that sockets
-// fn creates belong to it. If the thread cannot switch back it stays locked
-// and the runtime discards it when the goroutine ends.
-func (ns *netns) do(fn func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		errc <- ns.doLocked(fn)
-	}()
-	return <-errc
-}
-
-func (ns *netns) doLocked(fn func() error) error {
-	orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(orig)
-	target, err := ns.open()
-	if err != nil {
-		return err
-	}
-	defer unix.Close(target)
-	if err := unix.Setns(target, unix.CLONE_NEWNET); err != nil {
-		return fmt.Errorf("enter namespace %s: %w", ns.name, err)
-	}
-	fnErr := fn()
-	if err := unix.Setns(orig, unix.CLONE_NEWNET); err != nil {
-		return errors.Join(fnErr, fmt.Errorf("restore namespace: %w", err))
-	}
-	runtime.UnlockOSThread()
-	return fnErr
-}
+// fn creates belong to it (see setns.Do).
+func (ns *netns) do(fn func() error) error { return setns.Do(ns.path(), fn) }
 
 // requireRoot explains why the benchmarks cannot run.
 func requireRoot() error {

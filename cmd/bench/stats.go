@@ -3,7 +3,6 @@ package main
 import (
 	"math"
 	"sort"
-	"time"
 )
 
 // median returns the middle value of xs (the mean of the two middle values
@@ -37,13 +36,4 @@ func sorted(xs []float64) []float64 {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
 	return s
-}
-
-// seconds converts durations for the statistics above.
-func seconds(ds []time.Duration) []float64 {
-	out := make([]float64, len(ds))
-	for i, d := range ds {
-		out[i] = d.Seconds()
-	}
-	return out
 }

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 
 // syncConfig is the sync benchmark's flags.
@@ -191,7 +193,7 @@ func writeBaselineFiles(s size, full, change string) error {
 }
 
 func baselineOptions() kpOptions {
-	return kpOptions{ClusterCIDR: "10.0.0.0/8", ServiceCIDR: "10.96.0.0/12", NodeIP: benchNodeIP, NodeName: benchNode}
+	return kpOptions{ClusterCIDR: "10.0.0.0/8", ServiceCIDR: "10.96.0.0/12", NodeIP: benchNodeIP, NodeName: synth.NodeName}
 }
 
 func writeFile(path string, fn func(io.Writer) error) error {

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/nft/kernel"
 	"github.com/nftproxy/nftproxy/proxy/dataplane"
 	"github.com/nftproxy/nftproxy/proxy/model"
@@ -45,8 +45,8 @@ var benchNodeIP = netip.MustParseAddr("10.0.1.1")
 // benchOptions compiles with a cluster CIDR, as most clusters configure,
 // so ClusterIP traffic from outside it is masqueraded (kube-proxy's shape
 // carries the same rule).
-func benchOptions() nft.Options {
-	o := nft.DefaultOptions()
+func benchOptions() compile.Options {
+	o := compile.DefaultOptions()
 	o.LocalCIDRs = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
 	return o
 }
@@ -59,7 +59,7 @@ func syncOnce(s size, prof profiles, out io.Writer) error {
 	res := runResult{Size: s.String(), Ports: countPorts(snap)}
 	node := benchNodeModel(benchNodeIP)
 	res.Compile = measure(func() (int, int, error) {
-		_, problems := nft.Compile(snap, node, benchOptions())
+		_, problems := compile.Ruleset(snap, node, benchOptions())
 		res.Problems = len(problems)
 		return 0, 0, nil
 	})

@@ -49,26 +49,51 @@ func runApply(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer k.Close()
-	plan := planFromKernel(k, desired, stderr)
-	t.done("read+plan")
-	if err := k.Apply(plan); err != nil {
+	plan, err := applyPlan(k, desired, t, stderr)
+	if err != nil {
 		return describeFailure(k, plan, err)
 	}
-	t.done("commit")
 	fmt.Fprintln(stdout, summary(plan))
 	fmt.Fprintln(stdout, "timings:", t)
 	return nil
 }
 
-// planFromKernel diffs against what the kernel holds now; if that cannot be
-// read, the plan replaces the tables whole.
+// maxReplans bounds how often apply plans again after the kernel refused a
+// plan because somebody else committed while it was being made.
+const maxReplans = 3
+
+// applyPlan plans from the kernel's tables and commits the plan, planning
+// again when somebody else committed in between.
+func applyPlan(k *kernel.Kernel, desired nft.Ruleset, t *phases, stderr io.Writer) (*nft.Plan, error) {
+	for try := 0; ; try++ {
+		plan := planFromKernel(k, desired, stderr)
+		t.done("read+plan")
+		err := k.Apply(plan)
+		t.done("commit")
+		if !nft.IsConflict(err) || try == maxReplans {
+			return plan, err
+		}
+		fmt.Fprintf(stderr, "warning: %v: planning again\n", err)
+	}
+}
+
+// planFromKernel diffs against what the kernel holds now, and carries the
+// generation it read that at, so that the commit fails rather than apply
+// the plan on top of a later change. If the tables cannot be read, the plan
+// replaces them whole, which is valid whatever the kernel holds.
 func planFromKernel(k *kernel.Kernel, desired nft.Ruleset, stderr io.Writer) *nft.Plan {
-	current, err := k.Read()
+	gen, err := k.Generation()
+	var current nft.Ruleset
+	if err == nil {
+		current, err = k.Read()
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "warning: %v: replacing the tables whole\n", err)
-		current = nil
+		return nft.Diff(nil, desired)
 	}
-	return nft.Diff(current, desired)
+	plan := nft.Diff(current, desired)
+	plan.Gen = gen
+	return plan
 }
 
 // summary says what a committed plan changed.

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/proxy"
 	"github.com/nftproxy/nftproxy/proxy/manifest"
 	"github.com/nftproxy/nftproxy/proxy/model"
@@ -56,7 +57,7 @@ func (m *manifestFlags) compileManifests(stderr io.Writer) (nft.Ruleset, error) 
 	if err != nil {
 		return nil, err
 	}
-	rs, problems := nft.Compile(&res.Snapshot, node, proxy.CompilerOptions(cfg, node))
+	rs, problems := compile.Ruleset(&res.Snapshot, node, proxy.CompilerOptions(cfg, node))
 	for _, p := range problems {
 		fmt.Fprintf(stderr, "warning: %v\n", p)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nftproxy/nftproxy/config"
 	"github.com/nftproxy/nftproxy/proxy"
+	"github.com/nftproxy/nftproxy/proxy/agent"
 	"github.com/nftproxy/nftproxy/proxy/conntrack"
 	"github.com/nftproxy/nftproxy/proxy/healthcheck"
 	"github.com/nftproxy/nftproxy/proxy/healthz"
@@ -22,7 +23,7 @@ import (
 // kube-proxy's do; with the default "primary" those follow the Node object,
 // so they are worked out at every sync. They answer 503 while the agent
 // itself is unhealthy.
-func hooks(cfg *config.Configuration, health *healthz.Server) ([]proxy.SyncHook, func(), error) {
+func hooks(cfg *config.Configuration, health *healthz.Server) ([]agent.SyncHook, func(), error) {
 	logger := klog.Background()
 	setConntrackTimeouts(conntrack.SysctlRoot, cfg.Conntrack, logger.WithName("sysctl"))
 	hc := healthcheck.NewHook(healthcheck.Config{
@@ -30,7 +31,7 @@ func hooks(cfg *config.Configuration, health *healthz.Server) ([]proxy.SyncHook,
 		Healthy: health.Healthy,
 		Logger:  logger.WithName("healthcheck"),
 	})
-	list := []proxy.SyncHook{hc}
+	list := []agent.SyncHook{hc}
 	closers := []func() error{func() error { hc.Close(); return nil }}
 	if cfg.Conntrack.UDPStaleEntryCleanup {
 		ct, err := conntrack.NewHook(-1, logger.WithName("conntrack"))

@@ -26,10 +26,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/nft/kernel"
 	"github.com/nftproxy/nftproxy/proxy/dataplane"
 	"github.com/nftproxy/nftproxy/proxy/model"
+	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 
 func main() {
@@ -69,7 +70,7 @@ func run(services, endpoints, runs int, cpuprofile string) error {
 	}
 	fmt.Printf("%d Services x %d endpoints, median of %d runs\n\n", services, endpoints, runs)
 	fmt.Println("| phase | wall | ops |\n|---|---|---|")
-	fmt.Printf("| compile (nft.Compile) | %v | |\n", median(all, func(f figures) time.Duration { return f.compile }))
+	fmt.Printf("| compile (compile.Ruleset) | %v | |\n", median(all, func(f figures) time.Duration { return f.compile }))
 	fmt.Printf("| first Sync, empty namespace | %v | %d |\n", median(all, func(f figures) time.Duration { return f.first }), all[0].firstOps)
 	fmt.Printf("| kernel Read of the tables | %v | |\n", median(all, func(f figures) time.Duration { return f.read }))
 	fmt.Printf("| Sync after one endpoint changed | %v | %d |\n", median(all, func(f figures) time.Duration { return f.one }), all[0].oneOps)
@@ -130,9 +131,9 @@ func runOnce(services, endpoints int, cpuprofile string) (figures, error) {
 
 func measure(k *kernel.Kernel, services, endpoints int, cpuprofile string) (figures, error) {
 	var f figures
-	snap := cluster(services, endpoints)
-	in := dataplane.Input{Snapshot: snap, Node: node, Options: nft.DefaultOptions()}
-	f.compile = timed(func() { nft.Compile(snap, in.Node, in.Options) })
+	snap := synth.Plain(services, endpoints)
+	in := dataplane.Input{Snapshot: snap, Node: node, Options: compile.DefaultOptions()}
+	f.compile = timed(func() { compile.Ruleset(snap, in.Node, in.Options) })
 	d := dataplane.New(k)
 	var res dataplane.Result
 	var err error
@@ -211,25 +212,3 @@ func timed(fn func()) time.Duration {
 }
 
 var node = model.Node{Name: "node-1", IPs: []netip.Addr{netip.MustParseAddr("10.0.1.1")}}
-
-// cluster returns n NodePort Services with eps endpoints each.
-func cluster(n, eps int) *model.Snapshot {
-	s := &model.Snapshot{}
-	for i := range n {
-		name := "svc-" + strconv.Itoa(i)
-		s.Services = append(s.Services, model.Service{
-			Namespace: "ns-" + strconv.Itoa(i%100), Name: name, Type: model.NodePort,
-			ClusterIPs: []netip.Addr{netip.AddrFrom4([4]byte{10, 96, byte(i >> 8), byte(i)})},
-			Ports:      []model.ServicePort{{Name: "http", Protocol: model.TCP, Port: 80, NodePort: uint16(30000 + i%30000)}},
-		})
-		sl := model.EndpointSlice{Namespace: "ns-" + strconv.Itoa(i%100), Name: name + "-abc", Service: name,
-			AddressType: model.IPv4, Ports: []model.EndpointPort{{Name: "http", Protocol: model.TCP, Port: 8080}}}
-		for j := range eps {
-			e := i*eps + j
-			ip := netip.AddrFrom4([4]byte{10, byte(128 + e>>16), byte(e >> 8), byte(e)})
-			sl.Endpoints = append(sl.Endpoints, model.Endpoint{Ready: true, Addresses: []netip.Addr{ip}})
-		}
-		s.Slices = append(s.Slices, sl)
-	}
-	return s
-}

@@ -51,7 +51,7 @@ func TestExtremeObjects(t *testing.T) {
 		e2e.Eventually(t, "many-ports answers on "+addr, env.AnsweredBy(addr, 1, b[1].Name))
 	}
 	e2e.Eventually(t, "many-ports has all its ports in service-ips", countElements(env.Lab, "10.96.11.20 . tcp . ", manyPorts))
-	e2e.Eventually(t, "many-endpoints DNATs to all its endpoints", countDNAT(env.Lab, "service-e2e/many-endpoints/tcp/http", manyEndpoints))
+	e2e.Eventually(t, "many-endpoints DNATs to all its endpoints", countDestinations(env.Lab, netip.MustParseAddr("10.96.11.30"), 80, manyEndpoints))
 	e2e.Eventually(t, "the long-named Service answers", env.AnsweredBy("10.96.11.40:80", 3, b[1].Name))
 	e2e.Eventually(t, "web still answers", env.AnsweredBy("10.96.11.10:80", 3, b[0].Name))
 	if done, _ := agent.Exited(); done {
@@ -147,24 +147,20 @@ func countElements(c *lab.Cluster, prefix string, want int) func() error {
 	}
 }
 
-// countDNAT checks that the chain and its bucket chains DNAT to want
-// distinct addresses.
-func countDNAT(c *lab.Cluster, chain string, want int) func() error {
+// countDestinations checks that new connections to addr:port are DNATed
+// to want distinct endpoints.
+func countDestinations(c *lab.Cluster, addr netip.Addr, port uint16, want int) func() error {
 	return func() error {
-		out, err := c.Node.Exec("nft", "list", "table", "ip", "kube-proxy")
+		p, err := e2e.ReadProgrammed(c)
 		if err != nil {
 			return err
 		}
-		seen := map[string]bool{}
-		for name, body := range parseChains(out) {
-			if name == chain || strings.HasPrefix(name, chain+"/") {
-				for _, a := range dnatTargets(body) {
-					seen[a] = true
-				}
-			}
+		dests, err := p.Destinations(addr, port)
+		if err != nil {
+			return err
 		}
-		if len(seen) != want {
-			return fmt.Errorf("%s DNATs to %d addresses, want %d", chain, len(seen), want)
+		if len(dests) != want {
+			return fmt.Errorf("%s:%d DNATs to %d addresses, want %d", addr, port, len(dests), want)
 		}
 		return nil
 	}

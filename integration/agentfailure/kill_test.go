@@ -4,6 +4,7 @@ package agentfailure
 
 import (
 	"fmt"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -124,23 +125,39 @@ func createServices(t *testing.T, env *e2e.Env, from, to int) {
 	ep := env.Lab.Backends[0].IPv4
 	for i := from; i < to; i++ {
 		name := fmt.Sprintf("kill-%04d", i)
-		env.Create(t, e2e.Service(name, fmt.Sprintf("10.96.%d.%d", 20+i/250, 1+i%250), e2e.TCPPort("http", 80, 0)))
+		env.Create(t, e2e.Service(name, killIP(i).String(), e2e.TCPPort("http", 80, 0)))
 		env.Create(t, e2e.Slice(name, "http", ep))
 	}
 }
 
-// servicesProgrammed checks that service-ips holds n kill-* Services.
+// servicesProgrammed checks that n kill-* Services (the first n) send new
+// connections to their endpoint, and that no other does.
 func servicesProgrammed(c *lab.Cluster, n int) func() error {
 	return func() error {
-		out, err := c.Node.Exec("nft", "list", "map", "ip", "kube-proxy", "service-ips")
+		p, err := e2e.ReadProgrammed(c)
 		if err != nil {
 			return err
 		}
-		if got := strings.Count(out, "goto service-"+e2e.Namespace+"/kill-"); got != n {
-			return fmt.Errorf("%d kill-* Services in service-ips, want %d", got, n)
+		got := 0
+		for i := range killOld + killNew {
+			dests, err := p.Destinations(killIP(i), 80)
+			if err != nil {
+				return err
+			}
+			if len(dests) > 0 {
+				got++
+			}
+		}
+		if got != n {
+			return fmt.Errorf("%d kill-* Services programmed, want %d", got, n)
 		}
 		return nil
 	}
+}
+
+// killIP is the ClusterIP of the i-th kill-* Service.
+func killIP(i int) netip.Addr {
+	return netip.AddrFrom4([4]byte{10, 96, byte(20 + i/250), byte(1 + i%250)})
 }
 
 func read(t *testing.T, k *kernel.Kernel) nft.Ruleset {

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
-	"regexp"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -180,64 +178,28 @@ func pick(rng *rand.Rand, pool []netip.Addr) []netip.Addr {
 	return out
 }
 
-// programmed checks that every storm Service's chain DNATs to exactly its
-// last endpoints and that its ClusterIP is in service-ips.
+// programmed checks that every storm Service sends new connections to
+// exactly its last endpoints.
 func (s *storm) programmed(c *lab.Cluster) func() error {
 	return func() error {
-		out, err := c.Node.Exec("nft", "list", "table", "ip", "kube-proxy")
+		p, err := e2e.ReadProgrammed(c)
 		if err != nil {
 			return err
 		}
-		chains := parseChains(out)
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		for i := range stormServices {
 			name := stormName(i)
-			if !strings.Contains(out, stormIP(i)+" . tcp . 80 : goto service-"+e2e.Namespace+"/"+name+"/tcp/http") {
-				return fmt.Errorf("%s (%s) is not in service-ips", name, stormIP(i))
+			dests, err := p.Destinations(netip.MustParseAddr(stormIP(i)), 80)
+			if err != nil {
+				return err
 			}
-			got := dnatTargets(chains["service-"+e2e.Namespace+"/"+name+"/tcp/http"])
-			want := addrStrings(s.want[name])
-			if !slices.Equal(got, want) {
-				return fmt.Errorf("%s: chain DNATs to %v, want %v", name, got, want)
+			if got, want := addrStrings(dests), addrStrings(s.want[name]); !slices.Equal(got, want) {
+				return fmt.Errorf("%s: DNATs to %v, want %v", name, got, want)
 			}
 		}
 		return nil
 	}
-}
-
-var (
-	chainStart = regexp.MustCompile(`^\s*chain (\S+) \{$`)
-	dnatTo     = regexp.MustCompile(`dnat to ([0-9.]+):\d+`)
-)
-
-// parseChains splits `nft list table` output into each chain's body.
-func parseChains(listing string) map[string]string {
-	chains := map[string]string{}
-	var name string
-	for _, line := range strings.Split(listing, "\n") {
-		if m := chainStart.FindStringSubmatch(line); m != nil {
-			name = m[1]
-			continue
-		}
-		if strings.TrimSpace(line) == "}" {
-			name = ""
-		}
-		if name != "" {
-			chains[name] += line + "\n"
-		}
-	}
-	return chains
-}
-
-// dnatTargets returns the sorted DNAT addresses of a chain body.
-func dnatTargets(body string) []string {
-	var out []string
-	for _, m := range dnatTo.FindAllStringSubmatch(body, -1) {
-		out = append(out, m[1])
-	}
-	slices.Sort(out)
-	return out
 }
 
 func addrStrings(addrs []netip.Addr) []string {

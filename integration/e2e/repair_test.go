@@ -32,7 +32,8 @@ func TestRepairsTamperedTable(t *testing.T) {
 		nft  string
 	}{
 		{"delete a service-ips element", "delete element ip kube-proxy service-ips { 10.96.4.10 . tcp . 80 }"},
-		{"flush the Service's chain", "flush chain ip kube-proxy service-e2e/web/tcp/http"},
+		{"flush the chain that picks endpoints", "flush chain ip kube-proxy pick-endpoint"},
+		{"delete an endpoint element", "delete element ip kube-proxy endpoints { 10.96.4.10 . tcp . 80 . 4 }"},
 		{"add a rule", "add rule ip kube-proxy services ip daddr 10.96.4.10 drop"},
 		{"delete the table", "delete table ip kube-proxy"},
 	}

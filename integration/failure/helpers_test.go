@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/nftproxy/nftproxy/integration/lab"
-	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/nft/kernel"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
@@ -33,8 +33,8 @@ func node(c *lab.Cluster) model.Node {
 
 // options masquerades traffic from outside the lab's pod networks, as
 // nftproxy with --cluster-cidr does.
-func options() nft.Options {
-	o := nft.DefaultOptions()
+func options() compile.Options {
+	o := compile.DefaultOptions()
 	o.LocalCIDRs = []netip.Prefix{lab.ClusterCIDRv4, lab.ClusterCIDRv6}
 	return o
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nftproxy/nftproxy/integration/lab"
 	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/proxy/dataplane"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
@@ -117,7 +118,7 @@ func wantMatches(t *testing.T, k nft.Reader, snap *model.Snapshot, c *lab.Cluste
 	if err != nil {
 		t.Fatalf("read the kernel's tables: %v", err)
 	}
-	want := nft.NewCompiled(snap, node(c), options()).Ruleset()
+	want := compile.New(snap, node(c), options()).Ruleset()
 	if plan := nft.Diff(read, want); !plan.Empty() {
 		t.Errorf("the kernel differs from the snapshot; the plan to fix it:\n%s", plan.Text())
 	}

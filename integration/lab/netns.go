@@ -2,16 +2,16 @@ package lab
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nftproxy/nftproxy/integration/setns"
 )
 
 // Path is the namespace's bind mount, /run/netns/<Name>.
@@ -40,46 +40,10 @@ func (ns *NS) FD(t testing.TB) int {
 	return fd
 }
 
-// Do runs fn on a fresh goroutine whose OS thread is switched into the
-// namespace, and returns fn's error. Sockets fn creates belong to the
-// namespace for their whole life, and can be used from any goroutine
-// afterwards. Goroutines that fn starts do not run in the namespace, and fn
-// must not call t.FailNow (it does not run on the test goroutine).
-func (ns *NS) Do(fn func() error) error {
-	errc := make(chan error, 1)
-	go func() { errc <- ns.doLocked(fn) }()
-	return <-errc
-}
-
-// doLocked switches the locked thread into the namespace and back. If it
-// cannot switch back, it leaves the thread locked: the goroutine then exits
-// locked and the Go runtime terminates the thread instead of reusing it in
-// the wrong namespace.
-func (ns *NS) doLocked(fn func() error) error {
-	runtime.LockOSThread()
-	orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("open current namespace: %w", err)
-	}
-	defer unix.Close(orig)
-	target, err := unix.Open(ns.Path(), unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("open namespace %s: %w", ns.Name, err)
-	}
-	defer unix.Close(target)
-	if err := unix.Setns(target, unix.CLONE_NEWNET); err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("enter namespace %s: %w", ns.Name, err)
-	}
-	fnErr := fn()
-	if err := unix.Setns(orig, unix.CLONE_NEWNET); err != nil {
-		return errors.Join(fnErr, fmt.Errorf("restore namespace: %w", err))
-	}
-	runtime.UnlockOSThread()
-	return fnErr
-}
+// Do runs fn on an OS thread switched into the namespace (see setns.Do),
+// and returns fn's error. fn must not call t.FailNow: it does not run on
+// the test goroutine.
+func (ns *NS) Do(fn func() error) error { return setns.Do(ns.Path(), fn) }
 
 // Sysctl sets key (dotted, e.g. "net.ipv4.ip_forward") to value inside the
 // namespace. /proc/sys/net resolves against the writing thread's namespace,

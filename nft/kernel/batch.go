@@ -21,11 +21,14 @@ import (
 // the whole batch into one buffer for sendmsg, grown by doubling: about
 // 0.7 GB allocated, and 300 MB of peak memory, for that sync.
 //
-// So rule messages are written here (rule.go), straight into the batch,
-// without echo. Everything else is still marshalled by google/nftables, on
-// k.batch, a connection whose "socket" (its WithTestDial hook) captures the
-// messages instead of sending them; they are copied into the batch, echo
-// cleared, in plan order. The batch goes out in one sendmsg from 1 MiB
+// So rule messages are written by our own batchWriter (message.go),
+// straight into the batch, without echo. Everything else is still
+// marshalled by google/nftables, on k.batch, a connection whose "socket"
+// (its WithTestDial hook) captures the messages instead of sending them;
+// they are copied into the batch, echo cleared, in plan order. What we take
+// from the library is the framing of one Flush: a batch-begin message, the
+// operations, a batch-end message; drain checks it, and a test fails if a
+// release changes it (TestMarshallerFraming). The batch goes out in one sendmsg from 1 MiB
 // chunks. The kernel processes a batch synchronously inside sendmsg, so
 // when sendmsg returns every reply is already queued: without echo, there
 // are none unless a message failed.
@@ -74,8 +77,29 @@ func (k *Kernel) drain() error {
 		return fmt.Errorf("marshal: %w", err)
 	}
 	msgs := k.captured.take()
+	if len(msgs) == 0 {
+		return nil // nothing was buffered: Flush sends nothing
+	}
+	if err := checkFraming(msgs); err != nil {
+		return fmt.Errorf("marshal: %w", err)
+	}
 	for i := 1; i < len(msgs)-1; i++ {
 		k.out.message(uint16(msgs[i].Header.Type), uint16(msgs[i].Header.Flags&^netlink.Echo), msgs[i].Data)
+	}
+	return nil
+}
+
+// checkFraming checks that the messages of one library Flush are a batch:
+// begin, nftables operations, end.
+func checkFraming(msgs []netlink.Message) error {
+	last := len(msgs) - 1
+	if last < 1 || msgs[0].Header.Type != unix.NFNL_MSG_BATCH_BEGIN || msgs[last].Header.Type != unix.NFNL_MSG_BATCH_END {
+		return fmt.Errorf("google/nftables flushed %d messages not framed by batch begin and end", len(msgs))
+	}
+	for _, m := range msgs[1:last] {
+		if m.Header.Type>>8 != unix.NFNL_SUBSYS_NFTABLES {
+			return fmt.Errorf("google/nftables flushed message type %#x inside a batch", m.Header.Type)
+		}
 	}
 	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/google/nftables/binaryutil"
 	"github.com/google/nftables/expr"
 	"github.com/google/nftables/userdata"
-	"golang.org/x/sys/unix"
 
 	"github.com/nftproxy/nftproxy/nft"
 )
@@ -34,7 +33,7 @@ func decodeRule(f nft.Family, exprs []expr.Any, ud []byte) nft.Rule {
 // expressions it consumed, 0 for no match.
 var decoders = []func(nft.Family, []expr.Any) (nft.Stmt, int){
 	decodeVerdict, decodeSimple, decodeCtNew, decodeMark, decodeRandom,
-	decodeDNAT, decodeProto, decodePort, decodeAddr, decodeFibLocal, decodeUpdateSet, decodeInSetWith, decodeLookup,
+	decodeDNAT, decodeProto, decodePort, decodeAddr, decodeFibLocal, decodeUpdateSet, decodeLookup,
 }
 
 func decodeStmt(f nft.Family, ex []expr.Any) (nft.Stmt, int) {
@@ -52,18 +51,22 @@ var verdictsByKind = map[expr.VerdictKind]nft.VerdictKind{
 }
 
 func decodeVerdict(_ nft.Family, ex []expr.Any) (nft.Stmt, int) {
-	if v, ok := ex[0].(*expr.Verdict); ok {
-		if kind, ok := verdictsByKind[v.Kind]; ok {
-			return nft.Verdict{Kind: kind, Chain: v.Chain}, 1
-		}
+	v, ok := ex[0].(*expr.Verdict)
+	if !ok {
+		return nil, 0
 	}
-	return nil, 0
+	kind, ok := verdictsByKind[v.Kind]
+	branches := kind == nft.Jump || kind == nft.Goto
+	if !ok || branches != (v.Chain != "") {
+		return nil, 0
+	}
+	return nft.Verdict{Kind: kind, Chain: v.Chain}, 1
 }
 
 func decodeSimple(f nft.Family, ex []expr.Any) (nft.Stmt, int) {
 	switch e := ex[0].(type) {
 	case *expr.Masq:
-		if e.FullyRandom && !e.Random && !e.Persistent && !e.ToPorts {
+		if *e == (expr.Masq{FullyRandom: true}) {
 			return nft.Masquerade{}, 1
 		}
 	case *expr.Reject:
@@ -81,8 +84,8 @@ func decodeCtNew(_ nft.Family, ex []expr.Any) (nft.Stmt, int) {
 	ct, ok1 := ex[0].(*expr.Ct)
 	bw, ok2 := ex[1].(*expr.Bitwise)
 	cmp, ok3 := ex[2].(*expr.Cmp)
-	if ok1 && ok2 && ok3 && ct.Key == expr.CtKeySTATE && !ct.SourceRegister &&
-		isMask(bw, expr.CtStateBitNEW) && cmp.Op == expr.CmpOpNeq && isNative(cmp.Data, 0) {
+	if ok1 && ok2 && ok3 && *ct == (expr.Ct{Register: reg1, Key: expr.CtKeySTATE}) &&
+		isMask(bw, expr.CtStateBitNEW) && isCmp(cmp, expr.CmpOpNeq, 4) && native(cmp.Data) == 0 {
 		return nft.MatchNew{}, 3
 	}
 	return nil, 0
@@ -95,61 +98,71 @@ func decodeMark(_ nft.Family, ex []expr.Any) (nft.Stmt, int) {
 	}
 	load, ok1 := ex[0].(*expr.Meta)
 	bw, ok2 := ex[1].(*expr.Bitwise)
-	if !ok1 || !ok2 || load.Key != expr.MetaKeyMARK || load.SourceRegister || bw.Len != 4 {
+	if !ok1 || !ok2 || *load != *loadMark() || !isReg1Bitwise(bw, 4) {
 		return nil, 0
 	}
 	mask, xor := native(bw.Mask), native(bw.Xor)
 	switch e := ex[2].(type) {
 	case *expr.Cmp:
-		if xor == 0 && e.Op == expr.CmpOpEq && isNative(e.Data, 0) {
+		if xor == 0 && isCmp(e, expr.CmpOpEq, 4) && native(e.Data) == 0 {
 			return nft.MatchMarkClear{Bits: mask}, 3
 		}
 	case *expr.Meta:
-		if e.Key == expr.MetaKeyMARK && e.SourceRegister && mask == ^xor {
+		if *e != *storeMark() {
+			return nil, 0
+		}
+		if mask == ^xor {
 			return nft.SetMark{Op: nft.MarkOr, Bits: xor}, 3
 		}
-		if e.Key == expr.MetaKeyMARK && e.SourceRegister && mask == 0xffffffff {
+		if mask == 0xffffffff {
 			return nft.SetMark{Op: nft.MarkXor, Bits: xor}, 3
 		}
 	}
 	return nil, 0
 }
 
+// decodeRandom reads the two encodings encodeRandom writes: numgen and
+// "== 0" for Below 1, numgen, byteorder and "<" otherwise.
 func decodeRandom(_ nft.Family, ex []expr.Any) (nft.Stmt, int) {
 	ng, ok := ex[0].(*expr.Numgen)
-	if !ok || ng.Type != unix.NFT_NG_RANDOM || ng.Offset != 0 || len(ex) < 2 {
+	if !ok || len(ex) < 2 || *ng != *numgenRandom(ng.Modulus) {
 		return nil, 0
 	}
-	if cmp, ok := ex[1].(*expr.Cmp); ok && cmp.Op == expr.CmpOpEq && isNative(cmp.Data, 0) {
+	if cmp, ok := ex[1].(*expr.Cmp); ok && isCmp(cmp, expr.CmpOpEq, 4) && native(cmp.Data) == 0 {
 		return nft.Random{Mod: ng.Modulus, Below: 1}, 2
 	}
-	// The byteorder expression between numgen and cmp is not decoded by
-	// google/nftables: rules read back go from numgen straight to cmp lt.
-	n := 1
-	if bo, ok := ex[1].(*expr.Byteorder); ok && bo.Op == expr.ByteorderHton && bo.Size == 4 {
-		n = 2
-	}
-	if len(ex) <= n {
+	if len(ex) < 3 {
 		return nil, 0
 	}
-	if cmp, ok := ex[n].(*expr.Cmp); ok && cmp.Op == expr.CmpOpLt && len(cmp.Data) == 4 {
-		return nft.Random{Mod: ng.Modulus, Below: binaryutil.BigEndian.Uint32(cmp.Data)}, n + 1
+	bo, ok1 := ex[1].(*expr.Byteorder)
+	cmp, ok2 := ex[2].(*expr.Cmp)
+	if !ok1 || !ok2 || *bo != *hostToNetwork32() || !isCmp(cmp, expr.CmpOpLt, 4) {
+		return nil, 0
 	}
-	return nil, 0
+	below := binaryutil.BigEndian.Uint32(cmp.Data)
+	if below == 1 { // written as "== 0"
+		return nil, 0
+	}
+	return nft.Random{Mod: ng.Modulus, Below: below}, 3
+}
+
+// isCmp reports whether cmp compares reg 1 by op with n bytes.
+func isCmp(cmp *expr.Cmp, op expr.CmpOp, n int) bool {
+	return cmp.Op == op && cmp.Register == reg1 && len(cmp.Data) == n
+}
+
+// isReg1Bitwise reports whether bw works on n bytes of reg 1, in place.
+func isReg1Bitwise(bw *expr.Bitwise, n uint32) bool {
+	return bw.SourceRegister == reg1 && bw.DestRegister == reg1 && bw.Len == n &&
+		len(bw.Mask) == int(n) && len(bw.Xor) == int(n)
 }
 
 func isMask(bw *expr.Bitwise, bits uint32) bool {
-	return bw.Len == 4 && native(bw.Mask) == bits && native(bw.Xor) == 0
+	return isReg1Bitwise(bw, 4) && native(bw.Mask) == bits && native(bw.Xor) == 0
 }
 
-func native(b []byte) uint32 {
-	if len(b) != 4 {
-		return 0xdeadbeef // never a value we write
-	}
-	return binaryutil.NativeEndian.Uint32(b)
-}
-
-func isNative(b []byte, v uint32) bool { return len(b) == 4 && native(b) == v }
+// native reads 4 bytes in host order; callers check the length first.
+func native(b []byte) uint32 { return binaryutil.NativeEndian.Uint32(b) }
 
 // foreign describes expressions the decoder does not recognise.
 func foreign(exprs []expr.Any) nft.Foreign {

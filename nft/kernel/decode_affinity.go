@@ -1,101 +1,93 @@
 package kernel
 
 import (
-	"github.com/google/nftables/binaryutil"
+	"time"
+
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
 
 	"github.com/nftproxy/nftproxy/nft"
 )
 
-// decodeKeys reads the key loads at the start of ex, as loadKeys writes
-// them, and returns the fields and how many expressions they took.
+// decodeKeys reads the key loads at the start of ex, each into the
+// register loadKeys puts it in, and returns the fields and how many
+// expressions they took.
 func decodeKeys(f nft.Family, ex []expr.Any) ([]nft.Field, int) {
 	var keys []nft.Field
 	for _, e := range ex {
-		switch e := e.(type) {
-		case *expr.Payload:
-			field, ok := addrField(f, e)
-			_, full := addrOffset(f, field)
-			switch {
-			case ok && e.Len == full:
-				keys = append(keys, field)
-			case isDport(e):
-				keys = append(keys, nft.Dport)
-			default:
-				return keys, len(keys)
-			}
-		case *expr.Meta:
-			if e.Key != expr.MetaKeyL4PROTO || e.SourceRegister {
-				return keys, len(keys)
-			}
-			keys = append(keys, nft.L4Proto)
-		default:
-			return keys, len(keys)
+		field, ok := keyField(f, e, keyRegister(f, keys))
+		if !ok {
+			break
 		}
+		keys = append(keys, field)
 	}
 	return keys, len(keys)
 }
 
-// decodeConsts reads the key loads and the immediates of constant parts
-// at the start of ex, as loadKey writes them, and returns the index of the
-// expression after them.
-func decodeConsts(f nft.Family, ex []expr.Any) ([]nft.Field, []nft.Value, int) {
-	keys, n := decodeKeys(f, ex)
-	if n == 0 {
-		return nil, nil, 0
-	}
-	var consts []nft.Value
-	for ; n < len(ex); n++ {
-		imm, ok := ex[n].(*expr.Immediate)
-		if !ok {
-			return keys, consts, n
-		}
-		v, ok := constValue(f, imm.Data)
-		if !ok {
-			return nil, nil, 0
-		}
-		consts = append(consts, v)
-	}
-	return keys, consts, n
+// keyRegister is the register the part after keys is loaded into.
+func keyRegister(f nft.Family, keys []nft.Field) uint32 {
+	return keyReg(keyWords(f, keys))
 }
 
-// decodeUpdateSet reads a key and the dynset update that uses it.
+// keyField reads e as the load of one key part into reg.
+func keyField(f nft.Family, e expr.Any, reg uint32) (nft.Field, bool) {
+	switch e := e.(type) {
+	case *expr.Payload:
+		if *e == *loadDport(reg) {
+			return nft.Dport, true
+		}
+		field, ok := addrField(f, e, reg)
+		_, full := addrOffset(f, field)
+		return field, ok && e.Len == full
+	case *expr.Meta:
+		return nft.L4Proto, *e == *loadL4Proto(reg)
+	}
+	return 0, false
+}
+
+// decodeKey reads the loads of a lookup key at the start of ex, as loadKey
+// writes them, and returns how many expressions they took.
+func decodeKey(f nft.Family, ex []expr.Any) ([]nft.Field, nft.Numgen, int) {
+	keys, n := decodeKeys(f, ex)
+	if n == 0 || n == len(ex) {
+		return keys, nft.Numgen{}, n
+	}
+	ng, ok := ex[n].(*expr.Numgen)
+	if !ok {
+		return keys, nft.Numgen{}, n
+	}
+	num := nft.Numgen{Mod: ng.Modulus, Offset: ng.Offset}
+	if num.Mod == 0 || *ng != *numgenKey(keyRegister(f, keys), num) {
+		return nil, nft.Numgen{}, 0
+	}
+	return keys, num, n + 1
+}
+
+// decodeUpdateSet reads a key and the dynset update that uses it. Timeouts
+// are whole seconds: nft.UpdateSet holds seconds.
 func decodeUpdateSet(f nft.Family, ex []expr.Any) (nft.Stmt, int) {
-	keys, consts, n := decodeConsts(f, ex)
+	keys, num, n := decodeKey(f, ex)
 	if n == 0 || n >= len(ex) {
 		return nil, 0
 	}
 	e, ok := ex[n].(*expr.Dynset)
-	if !ok || e.Operation != unix.NFT_DYNSET_OP_UPDATE || e.SrcRegKey != reg1 || e.SrcRegData != 0 || e.Invert || len(e.Exprs) > 0 {
+	if !ok || e.Timeout%time.Second != 0 || e.Timeout < 0 {
 		return nil, 0
 	}
-	return nft.UpdateSet{Set: e.SetName, Keys: keys, Consts: consts, Timeout: uint32(e.Timeout.Seconds())}, n + 1
+	u := nft.UpdateSet{Set: e.SetName, Keys: keys, Num: num, Timeout: uint32(e.Timeout / time.Second)}
+	if !sameDynset(e, dynsetUpdate(u)) {
+		return nil, 0
+	}
+	return u, n + 1
 }
 
-// decodeInSetWith reads a key with constant parts and the lookup that uses
-// it; without constants the lookup is an InSet (decodeLookup).
-func decodeInSetWith(f nft.Family, ex []expr.Any) (nft.Stmt, int) {
-	keys, consts, n := decodeConsts(f, ex)
-	if n == 0 || len(consts) == 0 || n >= len(ex) {
-		return nil, 0
-	}
-	l, ok := ex[n].(*expr.Lookup)
-	if !ok || l.IsDestRegSet || l.Invert || l.SourceRegister != reg1 {
-		return nil, 0
-	}
-	return nft.InSetWith{Keys: keys, Consts: consts, Set: l.SetName}, n + 1
+func sameDynset(a, b *expr.Dynset) bool {
+	return a.SrcRegKey == b.SrcRegKey && a.SrcRegData == b.SrcRegData && a.SetID == b.SetID && a.SetName == b.SetName &&
+		a.Operation == b.Operation && a.Timeout == b.Timeout && a.Invert == b.Invert && len(a.Exprs) == 0 && len(b.Exprs) == 0
 }
 
-// constValue reads one constant key part: an address of the table's
-// family, or a port.
-func constValue(f nft.Family, b []byte) (nft.Value, bool) {
-	if len(b) == 2 {
-		return nft.Value{Num: binaryutil.BigEndian.Uint16(b)}, true
-	}
-	a := addrFromSlice(b)
-	if !a.IsValid() || nft.FamilyOf(a) != f {
-		return nft.Value{}, false
-	}
-	return nft.Value{Addr: a}, true
+// dynsetUpdate adds the key in reg 1 to u's set, or refreshes its timeout.
+func dynsetUpdate(u nft.UpdateSet) *expr.Dynset {
+	return &expr.Dynset{SrcRegKey: reg1, SetName: u.Set, Operation: unix.NFT_DYNSET_OP_UPDATE,
+		Timeout: time.Duration(u.Timeout) * time.Second}
 }

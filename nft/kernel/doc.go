@@ -1,14 +1,31 @@
-// Package kernel is the netlink applier: it commits nft.Plans to the kernel
-// through github.com/google/nftables, one batch (one atomic transaction) per
-// plan, and reads our tables back into nft.Rulesets. It is the only package
-// that speaks netlink.
+// Package kernel is the netlink applier and reader of our nftables tables:
+// it commits nft.Plans to the kernel of one network namespace, one batch
+// (one atomic transaction) per plan, sealed with the ruleset generation the
+// plan was made from, and reads our tables back into nft.Rulesets. It is
+// the only package that speaks nftables netlink (proxy/conntrack speaks
+// ctnetlink).
+//
+// # Writing
+//
+// Apply writes the batch itself (batch.go, message.go): rule messages are
+// encoded here, without the echo google/nftables asks for; tables, sets,
+// chains and elements are marshalled by google/nftables into a captured
+// buffer and copied into the batch in plan order. The batch goes out in one
+// sendmsg on a socket of our own.
 //
 // # Encoding
 //
 // Every nft.Stmt is encoded as nft 1.0 would encode the same text (see
 // `nft --debug=netlink`), so that `nft list table` prints our rules exactly
-// as `nftproxy compile` does; decode.go reverses the encoding for Read. A
-// rule that does not decode (someone else wrote it) comes back as an
-// unknown statement, which never equals a desired rule, so the chain is
-// rewritten by the next sync.
+// as `nftproxy compile` does. The decoder reverses exactly that encoding and
+// nothing else: a rule that does not decode (someone else wrote it, or
+// changed a register, a flag or a length of ours) comes back as
+// nft.Foreign, which never equals a desired rule, so the chain is rewritten
+// by the next sync. The round trip and that strictness are tested without
+// root (codec_test.go).
+//
+// # Reading
+//
+// Read lists sets and chains through google/nftables and dumps rules and
+// elements on sockets of its own (dump.go), one dump per chain.
 package kernel

@@ -2,40 +2,33 @@ package kernel
 
 import (
 	"fmt"
-	"net/netip"
 
-	"github.com/google/nftables"
 	"github.com/google/nftables/binaryutil"
 	"github.com/google/nftables/expr"
-	"github.com/google/nftables/userdata"
 	"golang.org/x/sys/unix"
 
 	"github.com/nftproxy/nftproxy/nft"
 )
 
 // Registers: reg 1 is the first 16-byte register; later parts of a
-// concatenated key go in the 32-bit registers that follow it.
+// concatenated key go in the 32-bit registers that follow it (keyReg).
 const (
 	reg1    uint32 = unix.NFT_REG_1
 	reg2    uint32 = unix.NFT_REG_2
 	reg32_0 uint32 = unix.NFT_REG32_00
 )
 
-// encodeRule returns the expressions and user data (the comment) of r.
-func encodeRule(f nft.Family, r nft.Rule) ([]expr.Any, []byte, error) {
-	var out []expr.Any
-	for _, s := range r.Stmts {
-		exprs, err := encodeStmt(f, s)
-		if err != nil {
-			return nil, nil, err
-		}
-		out = append(out, exprs...)
+// keyReg is the register of a key part that starts words 32-bit words
+// after the start of reg 1. A part that starts a 16-byte register is
+// written as that register (NFT_REG_2 for the fifth word), because that is
+// how the kernel numbers it when it dumps the rule (nft_dump_register,
+// kernel 6.x): a dump of our rule then holds the very registers we sent,
+// which the decoder insists on.
+func keyReg(words uint32) uint32 {
+	if words%4 == 0 {
+		return reg1 + words/4
 	}
-	var ud []byte
-	if r.Comment != "" {
-		ud = userdata.AppendString(nil, userdata.TypeComment, r.Comment)
-	}
-	return out, ud, nil
+	return reg32_0 + words
 }
 
 func encodeStmt(f nft.Family, s nft.Stmt) ([]expr.Any, error) {
@@ -52,9 +45,9 @@ func encodeStmt(f nft.Family, s nft.Stmt) ([]expr.Any, error) {
 	case nft.MatchMarkClear:
 		return []expr.Any{loadMark(), maskReg(s.Bits), cmpEq(reg1, native32(0))}, nil
 	case nft.InSet:
-		return append(loadKeys(f, s.Keys), &expr.Lookup{SourceRegister: reg1, SetName: s.Set}), nil
+		return encodeInSet(f, s), nil
 	case nft.Vmap:
-		return append(loadKeys(f, s.Keys), &expr.Lookup{SourceRegister: reg1, SetName: s.Map, IsDestRegSet: true}), nil
+		return append(loadKeys(f, s.Keys), lookup(s.Map, true)), nil
 	case nft.Random:
 		return encodeRandom(s), nil
 	case nft.SetMark:
@@ -69,8 +62,8 @@ func encodeStmt(f nft.Family, s nft.Stmt) ([]expr.Any, error) {
 		return []expr.Any{encodeVerdict(s)}, nil
 	case nft.UpdateSet:
 		return encodeUpdateSet(f, s), nil
-	case nft.InSetWith:
-		return encodeInSetWith(f, s), nil
+	case nft.DNATMap:
+		return encodeDNATMap(f, s), nil
 	case nft.MatchFibLocal:
 		return encodeFibLocal(), nil
 	}
@@ -89,6 +82,9 @@ func maskReg(bits uint32) *expr.Bitwise {
 }
 
 func loadMark() *expr.Meta { return &expr.Meta{Key: expr.MetaKeyMARK, Register: reg1} }
+func storeMark() *expr.Meta {
+	return &expr.Meta{Key: expr.MetaKeyMARK, SourceRegister: true, Register: reg1}
+}
 
 func loadL4Proto(reg uint32) *expr.Meta { return &expr.Meta{Key: expr.MetaKeyL4PROTO, Register: reg} }
 
@@ -122,10 +118,7 @@ func loadKeys(f nft.Family, keys []nft.Field) []expr.Any {
 	var out []expr.Any
 	words := uint32(0)
 	for _, k := range keys {
-		reg := reg1
-		if words > 0 {
-			reg = reg32_0 + words
-		}
+		reg := keyReg(words)
 		switch k {
 		case nft.L4Proto:
 			out = append(out, loadL4Proto(reg))
@@ -167,13 +160,21 @@ func encodeMatchAddr(f nft.Family, m nft.MatchAddr) []expr.Any {
 // encodeRandom draws numgen random mod Mod. A "< Below" comparison needs the
 // host-order number in network order first, since cmp compares bytes.
 func encodeRandom(r nft.Random) []expr.Any {
-	ng := &expr.Numgen{Register: reg1, Modulus: r.Mod, Type: unix.NFT_NG_RANDOM}
+	ng := numgenRandom(r.Mod)
 	if r.Below == 1 {
 		return []expr.Any{ng, cmpEq(reg1, native32(0))}
 	}
-	return []expr.Any{ng,
-		&expr.Byteorder{SourceRegister: reg1, DestRegister: reg1, Op: expr.ByteorderHton, Len: 4, Size: 4},
+	return []expr.Any{ng, hostToNetwork32(),
 		&expr.Cmp{Op: expr.CmpOpLt, Register: reg1, Data: binaryutil.BigEndian.PutUint32(r.Below)}}
+}
+
+func numgenRandom(mod uint32) *expr.Numgen {
+	return &expr.Numgen{Register: reg1, Modulus: mod, Type: unix.NFT_NG_RANDOM}
+}
+
+// hostToNetwork32 turns the 4-byte host-order value in reg 1 around.
+func hostToNetwork32() *expr.Byteorder {
+	return &expr.Byteorder{SourceRegister: reg1, DestRegister: reg1, Op: expr.ByteorderHton, Len: 4, Size: 4}
 }
 
 // encodeSetMark is mark = (mark & mask) ^ xor: OR clears then sets the bits,
@@ -185,14 +186,26 @@ func encodeSetMark(m nft.SetMark) []expr.Any {
 	}
 	return []expr.Any{loadMark(),
 		&expr.Bitwise{SourceRegister: reg1, DestRegister: reg1, Len: 4, Mask: native32(mask), Xor: native32(m.Bits)},
-		&expr.Meta{Key: expr.MetaKeyMARK, SourceRegister: true, Register: reg1}}
+		storeMark()}
 }
 
 func encodeDNAT(f nft.Family, d nft.DNAT) []expr.Any {
 	return []expr.Any{loadL4Proto(reg1), cmpEq(reg1, []byte{d.Proto}),
 		&expr.Immediate{Register: reg1, Data: d.Addr.AsSlice()},
 		&expr.Immediate{Register: reg2, Data: binaryutil.BigEndian.PutUint16(d.Port)},
-		&expr.NAT{Type: expr.NATTypeDestNAT, Family: natFamily(f), RegAddrMin: reg1, RegProtoMin: reg2, Specified: true}}
+		dnatTo(f)}
+}
+
+// dnatTo rewrites the destination to the address in reg 1 and the port in
+// reg 2.
+func dnatTo(f nft.Family) *expr.NAT {
+	return &expr.NAT{Type: expr.NATTypeDestNAT, Family: natFamily(f), RegAddrMin: reg1, RegProtoMin: reg2, Specified: true}
+}
+
+// lookup looks the key in reg 1 up in the named set; in a verdict map
+// (vmap) the element's verdict applies.
+func lookup(set string, vmap bool) *expr.Lookup {
+	return &expr.Lookup{SourceRegister: reg1, SetName: set, IsDestRegSet: vmap}
 }
 
 func natFamily(f nft.Family) uint32 {
@@ -223,38 +236,4 @@ var verdictKinds = map[nft.VerdictKind]expr.VerdictKind{
 
 func encodeVerdict(v nft.Verdict) *expr.Verdict {
 	return &expr.Verdict{Kind: verdictKinds[v.Kind], Chain: v.Chain}
-}
-
-// setDataTypes maps our data types to the kernel's type identifiers.
-var setDataTypes = map[nft.DataType]nftables.SetDatatype{
-	nft.TypeIPv4Addr: nftables.TypeIPAddr, nft.TypeIPv6Addr: nftables.TypeIP6Addr,
-	nft.TypeInetProto: nftables.TypeInetProto, nft.TypeInetService: nftables.TypeInetService,
-}
-
-// encodeKey packs an element key: each part padded to whole 32-bit words.
-func encodeKey(types []nft.DataType, key []nft.Value) []byte {
-	var out []byte
-	for i, t := range types {
-		var b []byte
-		switch t {
-		case nft.TypeInetProto:
-			b = []byte{byte(key[i].Num)}
-		case nft.TypeInetService:
-			b = binaryutil.BigEndian.PutUint16(key[i].Num)
-		default:
-			b = addrKeyBytes(key[i])
-		}
-		if len(types) > 1 {
-			for len(b)%4 != 0 {
-				b = append(b, 0)
-			}
-		}
-		out = append(out, b...)
-	}
-	return out
-}
-
-func addrFromSlice(b []byte) netip.Addr {
-	a, _ := netip.AddrFromSlice(b)
-	return a
 }

@@ -1,14 +1,16 @@
 package kernel
 
 import (
-	"time"
-
-	"github.com/google/nftables/binaryutil"
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
 
 	"github.com/nftproxy/nftproxy/nft"
 )
+
+// Lookup keys: packet fields, then an optional numgen part (nft.Numgen),
+// each part in whole 32-bit registers from reg 1 on, as nft writes them.
+// An IPv6 key of two addresses, a protocol, a port and a number is 40
+// bytes: it fits the 64 bytes of registers.
 
 // keyWords is how many 32-bit registers a key loaded by loadKeys fills.
 func keyWords(f nft.Family, keys []nft.Field) uint32 {
@@ -24,33 +26,44 @@ func keyWords(f nft.Family, keys []nft.Field) uint32 {
 	return words
 }
 
-// loadKey loads a concatenation of packet fields and then constants from
-// reg 1 on, each part in whole 32-bit registers. An IPv6 affinity key is
-// 56 bytes: it fits the 64 bytes of registers, as nft allocates them too.
-func loadKey(f nft.Family, keys []nft.Field, consts []nft.Value) []expr.Any {
+// loadKey loads a lookup key: the fields, then n when used.
+func loadKey(f nft.Family, keys []nft.Field, n nft.Numgen) []expr.Any {
 	out := loadKeys(f, keys)
-	reg := reg32_0 + keyWords(f, keys)
-	for _, v := range consts {
-		b := constBytes(v)
-		out = append(out, &expr.Immediate{Register: reg, Data: b})
-		reg += uint32(len(b)+3) / 4
+	if n.Used() {
+		out = append(out, numgenKey(keyReg(keyWords(f, keys)), n))
 	}
 	return out
 }
 
-// constBytes is the value of one constant part: an address or a port.
-func constBytes(v nft.Value) []byte {
-	if v.Addr.IsValid() {
-		return v.Addr.AsSlice()
-	}
-	return binaryutil.BigEndian.PutUint16(v.Num)
+// numgenKey draws n's number into reg.
+func numgenKey(reg uint32, n nft.Numgen) *expr.Numgen {
+	return &expr.Numgen{Register: reg, Modulus: n.Mod, Type: unix.NFT_NG_RANDOM, Offset: n.Offset}
 }
 
-func encodeInSetWith(f nft.Family, m nft.InSetWith) []expr.Any {
-	return append(loadKey(f, m.Keys, m.Consts), &expr.Lookup{SourceRegister: reg1, SetName: m.Set})
+func encodeInSet(f nft.Family, m nft.InSet) []expr.Any {
+	return append(loadKey(f, m.Keys, m.Num), lookup(m.Set, false))
 }
 
 func encodeUpdateSet(f nft.Family, u nft.UpdateSet) []expr.Any {
-	return append(loadKey(f, u.Keys, u.Consts), &expr.Dynset{SrcRegKey: reg1, SetName: u.Set,
-		Operation: unix.NFT_DYNSET_OP_UPDATE, Timeout: time.Duration(u.Timeout) * time.Second})
+	return append(loadKey(f, u.Keys, u.Num), dynsetUpdate(u))
+}
+
+// encodeDNATMap looks the key up in a data map, whose value (an address,
+// then a port) lands in the registers from reg 1 on, and DNATs to it.
+func encodeDNATMap(f nft.Family, d nft.DNATMap) []expr.Any {
+	return append(loadKey(f, d.Keys, d.Num), mapLookup(d.Map), dnatToMap(f))
+}
+
+// mapLookup looks the key in reg 1 up in a data map; the value found
+// replaces it from reg 1 on.
+func mapLookup(m string) *expr.Lookup {
+	return &expr.Lookup{SourceRegister: reg1, SetName: m, DestRegister: reg1, IsDestRegSet: true}
+}
+
+// dnatToMap DNATs to the address in reg 1 and the port in the register
+// after it.
+func dnatToMap(f nft.Family) *expr.NAT {
+	_, size := addrOffset(f, nft.Daddr)
+	return &expr.NAT{Type: expr.NATTypeDestNAT, Family: natFamily(f), RegAddrMin: reg1,
+		RegProtoMin: keyReg(size / 4), Specified: true}
 }

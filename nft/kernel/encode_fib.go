@@ -9,5 +9,10 @@ import (
 const rtnLocal = unix.RTN_LOCAL
 
 func encodeFibLocal() []expr.Any {
-	return []expr.Any{&expr.Fib{Register: reg1, FlagSADDR: true, ResultADDRTYPE: true}, cmpEq(reg1, native32(rtnLocal))}
+	return []expr.Any{fibSaddrType(), cmpEq(reg1, native32(rtnLocal))}
+}
+
+// fibSaddrType looks up the route type of the packet's source address.
+func fibSaddrType() *expr.Fib {
+	return &expr.Fib{Register: reg1, FlagSADDR: true, ResultADDRTYPE: true}
 }

@@ -46,7 +46,7 @@ func (k *Kernel) enqueueOp(op nft.Op) error {
 	case nft.DeleteTable:
 		k.batch.DelTable(t)
 	case nft.AddSet:
-		return k.batch.AddSet(newSet(t, op.Set), nil)
+		return k.addSet(op.Family, t, op.Set)
 	case nft.DeleteSet:
 		k.batch.DelSet(&nftables.Set{Table: t, Name: op.Name})
 	case nft.AddChain:
@@ -72,60 +72,6 @@ func (k *Kernel) addRule(op nft.Op) error {
 		return err
 	}
 	return k.out.rule(op.Family, op.Name, *op.Rule)
-}
-
-func newSet(t *nftables.Table, s *nft.Set) *nftables.Set {
-	types := make([]nftables.SetDatatype, len(s.Key))
-	for i, k := range s.Key {
-		types[i] = setDataTypes[k]
-	}
-	key := types[0]
-	if len(types) > 1 {
-		key, _ = nftables.ConcatSetType(types...) // at most 3 parts, never too many
-	}
-	set := &nftables.Set{Table: t, Name: s.Name, KeyType: key, Concatenation: len(types) > 1, Comment: s.Comment,
-		Interval: s.Interval, Dynamic: s.Dynamic, HasTimeout: s.Dynamic, Size: s.Size}
-	if s.Map {
-		set.IsMap = true
-		set.DataType = mapDataType(s)
-	}
-	return set
-}
-
-func encodeElements(s *nft.Set, elems []nft.Element) []nftables.SetElement {
-	out := make([]nftables.SetElement, len(elems))
-	for i, e := range elems {
-		out[i].Key = encodeKey(s.Key, e.Key)
-		if s.Interval {
-			out[i].KeyEnd = encodeKeyEnd(s.Key, e.Key)
-		}
-		switch {
-		case s.Map && len(s.Data) > 0:
-			out[i].Val = encodeKey(s.Data, e.Data)
-		case s.Map:
-			out[i].VerdictData = encodeVerdict(e.Verdict)
-		}
-	}
-	return out
-}
-
-var hookNums = map[string]*nftables.ChainHook{
-	"prerouting": nftables.ChainHookPrerouting, "input": nftables.ChainHookInput,
-	"forward": nftables.ChainHookForward, "output": nftables.ChainHookOutput,
-	"postrouting": nftables.ChainHookPostrouting,
-}
-
-func newChain(t *nftables.Table, c *nft.Chain) *nftables.Chain {
-	ch := &nftables.Chain{Table: t, Name: c.Name}
-	if c.Base != nil {
-		prio := nftables.ChainPriority(c.Base.Priority)
-		accept := nftables.ChainPolicyAccept
-		ch.Hooknum = hookNums[c.Base.Hook]
-		ch.Priority = &prio
-		ch.Type = nftables.ChainType(c.Base.Type)
-		ch.Policy = &accept
-	}
-	return ch
 }
 
 // poisonName is a flowtable that never exists: deleting it fails with a

@@ -13,6 +13,14 @@ import (
 // generation. Generation is polled from a goroutine of its own (the
 // dataplane's Watch) while other code may use the main connection, whose
 // request and reply must not interleave with anyone else's.
+//
+// google/nftables has Conn.GetGen, which we do not use: it fails on any
+// attribute of the reply it does not know (a kernel that adds one to
+// NFT_MSG_NEWGEN would stop every sync, where the generation ID is all we
+// read), it formats errors with %v so that errnos cannot be told apart, and
+// on a lasting connection it shares the socket with Read's requests without
+// holding a lock across request and reply. TestLibraryGetGen fails when the
+// first reason no longer holds.
 type generationConn struct {
 	mu     sync.Mutex
 	conn   *netlink.Conn

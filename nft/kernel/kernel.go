@@ -108,51 +108,67 @@ func closeFD(fd int) {
 	}
 }
 
-// Apply sends p as one batch. The batch carries the generation it was
-// planned against, so the kernel refuses it (ERESTART) if anyone committed
-// in between; Apply then retries, since the plan only touches our table.
+// Apply sends p as one batch (one atomic transaction) sealed with p.Gen,
+// the generation the plan was made from: the kernel refuses the batch
+// (ERESTART) when anyone committed since, and Apply then returns a
+// *nft.ConflictError. It never seals a plan with a generation read here:
+// that would apply a plan made from an older ruleset on top of somebody
+// else's commit. A plan with Gen 0 is committed whatever the generation.
 func (k *Kernel) Apply(p *nft.Plan) error {
 	if p.Empty() {
 		return nil
 	}
 	var err error
 	for range 3 {
-		err = k.applyOnce(p)
-		if !errors.Is(err, unix.ERESTART) && !errors.Is(err, unix.EAGAIN) {
+		// EAGAIN asks for the batch again (the kernel was loading a module
+		// it needs); the resent batch carries the same generation.
+		if err = k.applyOnce(p); !errors.Is(err, unix.EAGAIN) {
 			break
 		}
 	}
 	return err
 }
 
-func (k *Kernel) applyOnce(p *nft.Plan) error {
-	gen, err := k.Generation()
-	if err != nil {
-		return err
+// Cleanup deletes our tables in both families, in one transaction. It is
+// the plan from unknown state to no tables: each table is added first, so
+// that deleting it succeeds whether or not it exists.
+func (k *Kernel) Cleanup() error {
+	if err := k.Apply(nft.Diff(nil, nft.Ruleset{})); err != nil {
+		return fmt.Errorf("delete tables: %w", err)
 	}
+	return nil
+}
+
+func (k *Kernel) applyOnce(p *nft.Plan) error {
 	if err := k.enqueue(p.Ops); err != nil {
 		k.discard()
 		return err
 	}
-	_, _, err = k.flushBatch(gen)
-	if err == nil {
+	_, _, err := k.flushBatch(p.Gen)
+	switch {
+	case err == nil:
 		return nil
-	}
-	if errors.Is(err, unix.ENOBUFS) && k.committed(gen) {
-		// The batch committed; only the kernel's echo of it overflowed.
+	case errors.Is(err, unix.ERESTART):
+		return &nft.ConflictError{Gen: p.Gen, Err: err}
+	case errors.Is(err, unix.ENOBUFS) && k.committed(p.Gen):
+		// The batch committed; only the kernel's replies overflowed.
 		return nil
-	}
-	if errors.Is(err, unix.ERESTART) || errors.Is(err, unix.EAGAIN) {
+	case errors.Is(err, unix.EAGAIN):
 		return err
 	}
 	return &nft.OpError{Index: -1, Err: err}
 }
 
-// committed reports whether the transaction after generation gen was ours:
-// with the generation in the batch, nobody else's can have come first.
+// committed reports whether the batch sealed with gen committed although its
+// replies were lost: with the generation in the batch nobody else's commit
+// can have come first, so ours is the one that made gen+1. An unsealed
+// batch (gen 0) cannot be told from anyone else's, so it counts as failed.
 func (k *Kernel) committed(gen uint32) bool {
+	if gen == 0 {
+		return false
+	}
 	now, err := k.Generation()
-	return err == nil && now == gen+1
+	return err == nil && now == nft.NextGeneration(gen)
 }
 
 // Locate finds which operation of a plan the kernel rejects, by sending

@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/nftables"
+	"github.com/google/nftables/expr"
+	"github.com/google/nftables/userdata"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 
@@ -144,4 +146,21 @@ func attrsWithout(t *testing.T, data []byte, skip uint16) map[uint16][]byte {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// encodeRule returns the expressions and user data (the comment) of r.
+func encodeRule(f nft.Family, r nft.Rule) ([]expr.Any, []byte, error) {
+	var out []expr.Any
+	for _, s := range r.Stmts {
+		exprs, err := encodeStmt(f, s)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, exprs...)
+	}
+	var ud []byte
+	if r.Comment != "" {
+		ud = userdata.AppendString(nil, userdata.TypeComment, r.Comment)
+	}
+	return out, ud, nil
 }

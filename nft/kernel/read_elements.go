@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/google/nftables"
@@ -100,16 +99,4 @@ func innerData(b []byte) ([]byte, error) {
 		out = ad.Bytes()
 	}
 	return out, ad.Err()
-}
-
-func newDecoder(b []byte, skip int) (*netlink.AttributeDecoder, error) {
-	if len(b) < skip {
-		return nil, fmt.Errorf("short message (%d bytes)", len(b))
-	}
-	ad, err := netlink.NewAttributeDecoder(b[skip:])
-	if err != nil {
-		return nil, err
-	}
-	ad.ByteOrder = binary.BigEndian
-	return ad, nil
 }

@@ -8,8 +8,8 @@ import (
 
 // Dynamic sets (session-affinity memory) are traced as the table holds
 // them: a test that wants a client "remembered" adds the element to the
-// table first. Updates do not change the table, since a trace follows one
-// packet.
+// table first (Remember). Updates do not change the table, since a trace
+// follows one packet.
 
 // keyMatches compares a packet's key with an element's: a prefix part of an
 // interval set matches the addresses it contains.
@@ -41,32 +41,34 @@ func (t *tracer) checkUpdate(at loc, u nft.UpdateSet, w *walker) error {
 	case !s.Dynamic:
 		return at.errorf("update of set %q, which is not dynamic", u.Set)
 	}
-	_, err := t.key(at, s, u.Keys, u.Consts, w)
+	_, err := t.key(at, s, u.Keys, u.Num, w)
 	return err
 }
 
-// inSetWith matches when the key, constants included, is an element.
-func (t *tracer) inSetWith(at loc, m nft.InSetWith, w *walker) (bool, error) {
-	_, found, err := t.lookupWith(at, m.Set, m.Keys, m.Consts, w, false)
-	return found, err
-}
-
-// constType is the data type of a constant key part.
-func (t *tracer) constType(v nft.Value) nft.DataType {
-	if v.Addr.IsValid() {
-		if nft.FamilyOf(v.Addr) != t.table.Family {
-			return "address of another family"
-		}
-		return nft.AddrType(t.table.Family)
-	}
-	return nft.TypeInetService
-}
-
-// Remember adds to table t's affinity set the element that records
-// client's choice of endpoint ep for a Service address, protocol and port,
-// as the packet path would.
-func Remember(t *nft.Table, client, service netip.Addr, proto uint8, port uint16, ep netip.Addr) {
-	key := []nft.Value{{Addr: client}, {Addr: service}, {Num: uint16(proto)}, {Num: port}, {Addr: ep}}
+// Remember adds to table t's affinity set what the packet path records
+// when it sends client to endpoint ep: an element for the ID of ep in
+// every rule that recalls it (one per Service port with ep as endpoint).
+func Remember(t *nft.Table, client netip.Addr, ep netip.AddrPort) {
 	s := t.Set("affinity")
-	s.Elements = append(s.Elements, nft.Element{Key: key})
+	for _, c := range t.Chains {
+		for _, r := range c.Rules {
+			if id, ok := recalls(r, ep); ok {
+				s.Elements = append(s.Elements, nft.Element{Key: []nft.Value{{Addr: client}, {Num: id}}})
+			}
+		}
+	}
+}
+
+// recalls returns the ID of the affinity lookup in r when r is a recall
+// rule that sends a remembered client to ep.
+func recalls(r nft.Rule, ep netip.AddrPort) (uint32, bool) {
+	if len(r.Stmts) != 3 {
+		return 0, false
+	}
+	in, ok1 := r.Stmts[0].(nft.InSet)
+	d, ok2 := r.Stmts[2].(nft.DNAT)
+	if !ok1 || !ok2 || in.Set != "affinity" || !in.Num.Used() || netip.AddrPortFrom(d.Addr, d.Port) != ep {
+		return 0, false
+	}
+	return in.Num.Offset, true
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
 
@@ -29,7 +30,7 @@ func TestClusterIPProtocols(t *testing.T) {
 		num   uint8
 	}{{model.TCP, nft.ProtoTCP}, {model.UDP, nft.ProtoUDP}, {model.SCTP, nft.ProtoSCTP}} {
 		t.Run(string(tc.proto), func(t *testing.T) {
-			table := compile(t, webSnapshot(tc.proto), options(), nft.IPv4)
+			table := compileTable(t, webSnapshot(tc.proto), options(), nft.IPv4)
 			checkSummary(t, table, packet(clientIP, webIP, tc.num, 80), fromNetwork, spread(webEPs, 8080, false))
 		})
 	}
@@ -44,7 +45,7 @@ func TestClusterIPMultiPort(t *testing.T) {
 			epPort("http", model.TCP, 8080), epPort("https", model.TCP, 8443),
 			epPort("dns-udp", model.UDP, 5353), epPort("dns-tcp", model.TCP, 5354)}, webEPs)},
 	}
-	table := compile(t, snap, options(), nft.IPv4)
+	table := compileTable(t, snap, options(), nft.IPv4)
 	for _, tc := range []struct {
 		proto  uint8
 		port   uint16
@@ -99,7 +100,7 @@ func TestClusterIPEndpoints(t *testing.T) {
 				Services: []model.Service{service("web", []netip.Addr{webIP}, port("http", model.TCP, 80))},
 				Slices:   tc.slices,
 			}
-			table := compile(t, snap, options(), nft.IPv4)
+			table := compileTable(t, snap, options(), nft.IPv4)
 			checkSummary(t, table, packet(clientIP, webIP, nft.ProtoTCP, 80), fromNetwork, tc.want)
 		})
 	}
@@ -124,7 +125,7 @@ func TestClusterIPUniform(t *testing.T) {
 				Services: []model.Service{service("web", []netip.Addr{webIP}, port("http", model.TCP, 80))},
 				Slices:   []model.EndpointSlice{slice("web", "web-1", []model.EndpointPort{epPort("http", model.TCP, 8080)}, eps)},
 			}
-			table := compile(t, snap, options(), nft.IPv4)
+			table := compileTable(t, snap, options(), nft.IPv4)
 			checkSummary(t, table, packet(clientIP, webIP, nft.ProtoTCP, 80), fromNetwork, spread(eps, 8080, false))
 		})
 	}
@@ -133,10 +134,10 @@ func TestClusterIPUniform(t *testing.T) {
 func TestClusterIPMasquerade(t *testing.T) {
 	masqAll := options()
 	masqAll.MasqueradeAll = true
-	noCIDRs := nft.DefaultOptions()
+	noCIDRs := compile.DefaultOptions()
 	for _, tc := range []struct {
 		name  string
-		opts  nft.Options
+		opts  compile.Options
 		saddr netip.Addr
 		from  string
 		masq  bool
@@ -149,7 +150,7 @@ func TestClusterIPMasquerade(t *testing.T) {
 		{"no LocalCIDRs, outside client", noCIDRs, remoteIP, "network", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			table := compile(t, webSnapshot(model.TCP), tc.opts, nft.IPv4)
+			table := compileTable(t, webSnapshot(model.TCP), tc.opts, nft.IPv4)
 			o := fromNetwork
 			if tc.from == "host" {
 				o = fromHost
@@ -163,7 +164,7 @@ func TestClusterIPMasquerade(t *testing.T) {
 // endpoint must be masqueraded, or it would answer itself from its own
 // address and drop the reply; the other endpoints see it unchanged.
 func TestHairpin(t *testing.T) {
-	table := compile(t, webSnapshot(model.TCP), options(), nft.IPv4)
+	table := compileTable(t, webSnapshot(model.TCP), options(), nft.IPv4)
 	want := map[string]string{
 		"accept 10.0.1.1:8080 masquerade": "1/3",
 		"accept 10.0.2.1:8080":            "1/3",

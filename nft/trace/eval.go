@@ -36,6 +36,9 @@ type walker struct {
 	natDone [2]bool // per manip
 	chains  []string
 	end     end
+	// found is the element the last lookup found, for the statement that
+	// made it.
+	found nft.Element
 }
 
 // fork splits off a copy of w that is taken with probability q; w keeps the
@@ -48,6 +51,14 @@ func (w *walker) fork(q *big.Rat) *walker {
 	return &c
 }
 
+// copyWith returns a copy of w with probability p; w is unchanged.
+func (w *walker) copyWith(p *big.Rat) *walker {
+	c := *w
+	c.chains = slices.Clone(w.chains)
+	c.prob = p
+	return &c
+}
+
 // tracer holds what does not change along a trace.
 type tracer struct {
 	table     *nft.Table
@@ -55,6 +66,7 @@ type tracer struct {
 	proto     uint8
 	baseChain *nft.Base // the base chain being evaluated, for statement validation
 	opts      Options
+	indexes   map[*nft.Set]map[string]int // see index
 }
 
 // loc names a rule in errors.
@@ -111,8 +123,13 @@ func (t *tracer) chain(c *nft.Chain, w *walker, depth int) ([]*walker, error) {
 // stmts evaluates a rule's statements from left to right.
 func (t *tracer) stmts(at loc, stmts []nft.Stmt, w *walker, depth int) ([]*walker, error) {
 	for i, s := range stmts {
-		if r, ok := s.(nft.Random); ok {
-			return t.random(at, r, stmts[i+1:], w, depth)
+		switch s := s.(type) {
+		case nft.Random:
+			return t.random(at, s, stmts[i+1:], w, depth)
+		case nft.InSet:
+			return t.inSetThen(at, s, stmts[i+1:], w, depth)
+		case nft.DNATMap:
+			return t.dnatMap(at, s, w)
 		}
 		outs, stop, err := t.stmt(at, s, w, depth)
 		if err != nil || stop {
@@ -143,7 +160,25 @@ func (t *tracer) random(at loc, r nft.Random, rest []nft.Stmt, w *walker, depth 
 	return append(outs, w), err
 }
 
-// stmt evaluates one statement other than Random. When stop is false the
+// inSetThen follows a set lookup: the rest of the rule for the walkers
+// whose key is found, the next rule for the others.
+func (t *tracer) inSetThen(at loc, m nft.InSet, rest []nft.Stmt, w *walker, depth int) ([]*walker, error) {
+	hit, miss, err := t.inSet(at, m, w)
+	if err != nil {
+		return nil, err
+	}
+	outs := miss
+	for _, h := range hit {
+		o, err := t.stmts(at, rest, h, depth)
+		if err != nil {
+			return nil, err
+		}
+		outs = append(outs, o...)
+	}
+	return outs, nil
+}
+
+// stmt evaluates one statement other than Random, InSet and DNATMap. When stop is false the
 // rule goes on with w; otherwise outs are where w went.
 func (t *tracer) stmt(at loc, s nft.Stmt, w *walker, depth int) (outs []*walker, stop bool, err error) {
 	var ok bool
@@ -158,8 +193,6 @@ func (t *tracer) stmt(at loc, s nft.Stmt, w *walker, depth int) (outs []*walker,
 		ok = true // every traced packet starts a connection
 	case nft.MatchMarkClear:
 		ok = w.mark&s.Bits == 0
-	case nft.InSet:
-		ok, err = t.inSet(at, s, w)
 	case nft.SetMark:
 		ok = true
 		w.mark = setMark(w.mark, s)
@@ -171,8 +204,6 @@ func (t *tracer) stmt(at loc, s nft.Stmt, w *walker, depth int) (outs []*walker,
 		return outs, true, err
 	case nft.MatchFibLocal:
 		ok = t.opts.isLocal(t.saddr)
-	case nft.InSetWith:
-		ok, err = t.inSetWith(at, s, w)
 	case nft.UpdateSet:
 		ok, err = true, t.checkUpdate(at, s, w)
 	case nft.DNAT, nft.Masquerade, nft.Reject:

@@ -29,7 +29,7 @@ func lbSnapshot(eps []netip.Addr) *model.Snapshot {
 }
 
 func TestExternalTraffic(t *testing.T) {
-	table := compile(t, lbSnapshot(webEPs), options(), nft.IPv4)
+	table := compileTable(t, lbSnapshot(webEPs), options(), nft.IPv4)
 	for _, tc := range []struct {
 		name  string
 		saddr netip.Addr
@@ -74,7 +74,7 @@ func TestExternalTraffic(t *testing.T) {
 // TestNoEndpoints: a Service whose endpoints are all not ready rejects new
 // connections on every address, so that clients fail at once.
 func TestNoEndpoints(t *testing.T) {
-	table := compile(t, lbSnapshot(nil), options(), nft.IPv4)
+	table := compileTable(t, lbSnapshot(nil), options(), nft.IPv4)
 	for _, tc := range []struct {
 		name  string
 		saddr netip.Addr
@@ -107,7 +107,7 @@ func TestIPv6(t *testing.T) {
 	snap.Services[0].LoadBalancerIPs = append(snap.Services[0].LoadBalancerIPs, lbIP6)
 	snap.Slices = append(snap.Slices, slice("web", "web-v6", []model.EndpointPort{epPort("http", model.TCP, 8080)}, eps6))
 	snap.Services = append(snap.Services, service("empty", addrs("10.96.0.11", "fd00:96::11"), port("http", model.UDP, 53)))
-	table := compile(t, snap, options(), nft.IPv6)
+	table := compileTable(t, snap, options(), nft.IPv6)
 	for _, tc := range []struct {
 		name  string
 		saddr netip.Addr

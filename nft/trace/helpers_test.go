@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/nft/trace"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
@@ -39,8 +40,8 @@ func addrs(ss ...string) []netip.Addr {
 func addr(s string) netip.Addr { return netip.MustParseAddr(s) }
 
 // options are the compiler defaults plus the cluster's pod CIDRs.
-func options() nft.Options {
-	o := nft.DefaultOptions()
+func options() compile.Options {
+	o := compile.DefaultOptions()
 	o.LocalCIDRs = podCIDRs
 	return o
 }
@@ -75,9 +76,9 @@ func slice(svc, name string, ports []model.EndpointPort, ready []netip.Addr, not
 }
 
 // compile compiles snap for node and returns the table of family f.
-func compile(t *testing.T, snap *model.Snapshot, o nft.Options, f nft.Family) *nft.Table {
+func compileTable(t *testing.T, snap *model.Snapshot, o compile.Options, f nft.Family) *nft.Table {
 	t.Helper()
-	rs, problems := nft.Compile(snap, node, o)
+	rs, problems := compile.Ruleset(snap, node, o)
 	if len(problems) > 0 {
 		t.Fatalf("Compile problems: %v", problems)
 	}

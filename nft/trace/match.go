@@ -1,6 +1,8 @@
 package trace
 
 import (
+	"math/big"
+
 	"github.com/nftproxy/nftproxy/nft"
 )
 
@@ -13,9 +15,9 @@ func (t *tracer) field(at loc, f nft.Field, w *walker) (nft.Value, nft.DataType,
 	case nft.Daddr:
 		return nft.Value{Addr: w.daddr}, addrType, nil
 	case nft.L4Proto:
-		return nft.Value{Num: uint16(t.proto)}, nft.TypeInetProto, nil
+		return nft.Value{Num: uint32(t.proto)}, nft.TypeInetProto, nil
 	case nft.Dport:
-		return nft.Value{Num: w.dport}, nft.TypeInetService, nil
+		return nft.Value{Num: uint32(w.dport)}, nft.TypeInetService, nil
 	}
 	return nft.Value{}, "", at.errorf("unknown field %d", f)
 }
@@ -33,45 +35,128 @@ func (t *tracer) matchAddr(at loc, m nft.MatchAddr, w *walker) (bool, error) {
 	return m.Prefix.Contains(v.Addr) != m.Neg, nil
 }
 
-// inSet matches when the concatenated key is an element of the set (or map).
-func (t *tracer) inSet(at loc, m nft.InSet, w *walker) (bool, error) {
-	_, found, err := t.lookup(at, m.Set, m.Keys, w, false)
-	return found, err
+// inSet matches when the concatenated key is an element of the set (or
+// map). A numgen part that can draw several numbers (Mod > 1) makes the
+// match random: hit holds the shares of w whose draw is found, miss the
+// rest, which goes on with the next rule.
+func (t *tracer) inSet(at loc, m nft.InSet, w *walker) (hit, miss []*walker, err error) {
+	s, err := t.set(at, m.Set, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	key, err := t.key(at, s, m.Keys, m.Num, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	hit, miss = t.draw(s, key, m.Num, w)
+	return hit, miss, nil
+}
+
+// set returns the named set, which must be a verdict map when isVmap.
+func (t *tracer) set(at loc, name string, isVmap bool) (*nft.Set, error) {
+	s := t.table.Set(name)
+	switch {
+	case s == nil:
+		return nil, at.errorf("no such set %q", name)
+	case isVmap && (!s.Map || len(s.Data) > 0):
+		return nil, at.errorf("vmap on set %q, which is not a verdict map", name)
+	}
+	return s, nil
 }
 
 // lookup finds w's concatenated key in the named set; isMap requires a
 // verdict map. Keys must match the set's type part by part, as nft checks
 // when it loads the rule.
 func (t *tracer) lookup(at loc, name string, keys []nft.Field, w *walker, isMap bool) (nft.Element, bool, error) {
-	return t.lookupWith(at, name, keys, nil, w, isMap)
-}
-
-// lookupWith is lookup with constant parts after the fields.
-func (t *tracer) lookupWith(at loc, name string, keys []nft.Field, consts []nft.Value, w *walker, isMap bool) (nft.Element, bool, error) {
-	s := t.table.Set(name)
-	switch {
-	case s == nil:
-		return nft.Element{}, false, at.errorf("no such set %q", name)
-	case isMap && !s.Map:
-		return nft.Element{}, false, at.errorf("vmap on set %q, which is not a map", name)
-	}
-	key, err := t.key(at, s, keys, consts, w)
+	s, err := t.set(at, name, isMap)
 	if err != nil {
 		return nft.Element{}, false, err
 	}
-	for _, e := range s.Elements {
-		if keyMatches(e.Key, key) {
-			return e, true, nil
-		}
+	key, err := t.key(at, s, keys, nft.Numgen{}, w)
+	if err != nil {
+		return nft.Element{}, false, err
 	}
-	return nft.Element{}, false, nil
+	e, found := t.find(s, key)
+	return e, found, nil
 }
 
-// key builds w's key for set s: the fields, then the constants, each of
-// the type the set wants.
-func (t *tracer) key(at loc, s *nft.Set, keys []nft.Field, consts []nft.Value, w *walker) ([]nft.Value, error) {
-	if len(keys)+len(consts) != len(s.Key) {
-		return nil, at.errorf("%d key fields for set %q of type %s", len(keys)+len(consts), s.Name, s.TypeText())
+// find returns the element of s whose key matches key.
+func (t *tracer) find(s *nft.Set, key []nft.Value) (nft.Element, bool) {
+	if !s.Interval {
+		i, ok := t.index(s)[s.KeyText(key)]
+		if !ok {
+			return nft.Element{}, false
+		}
+		return s.Elements[i], true
+	}
+	for _, e := range s.Elements {
+		if keyMatches(e.Key, key) {
+			return e, true
+		}
+	}
+	return nft.Element{}, false
+}
+
+// index returns the elements of s by key text, built once per trace: a
+// live table's endpoint maps hold hundreds of thousands of elements.
+func (t *tracer) index(s *nft.Set) map[string]int {
+	if idx, ok := t.indexes[s]; ok {
+		return idx
+	}
+	idx := make(map[string]int, len(s.Elements))
+	for i, e := range s.Elements {
+		idx[s.KeyText(e.Key)] = i
+	}
+	if t.indexes == nil {
+		t.indexes = map[*nft.Set]map[string]int{}
+	}
+	t.indexes[s] = idx
+	return idx
+}
+
+// draw looks up key followed by every number n can draw, each equally
+// likely. hit holds one walker per number found, each with its element in
+// w.found; miss is what is left of w (nil when every draw was found).
+func (t *tracer) draw(s *nft.Set, key []nft.Value, n nft.Numgen, w *walker) (hit []*walker, miss []*walker) {
+	if !n.Used() {
+		e, found := t.find(s, key)
+		if !found {
+			w.end = next
+			return nil, []*walker{w}
+		}
+		w.found = e
+		return []*walker{w}, nil
+	}
+	share := new(big.Rat).Mul(w.prob, big.NewRat(1, int64(n.Mod)))
+	missed := 0
+	for i := range n.Mod {
+		k := append(append([]nft.Value(nil), key...), nft.Value{Num: n.Offset + i})
+		e, found := t.find(s, k)
+		if !found {
+			missed++
+			continue
+		}
+		h := w.copyWith(share)
+		h.found = e
+		hit = append(hit, h)
+	}
+	if missed == 0 {
+		return hit, nil
+	}
+	w.prob = new(big.Rat).Mul(share, big.NewRat(int64(missed), 1))
+	w.end = next
+	return hit, []*walker{w}
+}
+
+// key builds w's key for set s: the fields, then the numgen part (its
+// number is added by draw), each of the type the set wants.
+func (t *tracer) key(at loc, s *nft.Set, keys []nft.Field, n nft.Numgen, w *walker) ([]nft.Value, error) {
+	parts := len(keys)
+	if n.Used() {
+		parts++
+	}
+	if parts != len(s.Key) {
+		return nil, at.errorf("%d key parts for set %q of type %s", parts, s.Name, s.TypeText())
 	}
 	key := make([]nft.Value, 0, len(s.Key))
 	for i, f := range keys {
@@ -84,11 +169,8 @@ func (t *tracer) key(at loc, s *nft.Set, keys []nft.Field, consts []nft.Value, w
 		}
 		key = append(key, v)
 	}
-	for i, v := range consts {
-		if typ := t.constType(v); typ != s.Key[len(keys)+i] {
-			return nil, at.errorf("key part %d is %s, set %q wants %s", len(keys)+i, typ, s.Name, s.Key[len(keys)+i])
-		}
-		key = append(key, v)
+	if n.Used() && s.Key[len(keys)] != nft.TypeInteger {
+		return nil, at.errorf("key part %d is a numgen integer, set %q wants %s", len(keys), s.Name, s.Key[len(keys)])
 	}
 	return key, nil
 }
@@ -111,11 +193,46 @@ func (t *tracer) terminal(at loc, s nft.Stmt, w *walker) ([]*walker, error) {
 	return []*walker{w}, nil
 }
 
+// dnatMap rewrites the destination to what a data map holds for the
+// packet's key and a numgen draw; a draw whose key the map lacks goes on
+// with the next rule.
+func (t *tracer) dnatMap(at loc, d nft.DNATMap, w *walker) ([]*walker, error) {
+	if err := t.checkDNAT(at); err != nil {
+		return nil, err
+	}
+	s, err := t.set(at, d.Map, false)
+	if err != nil {
+		return nil, err
+	}
+	addrType := nft.AddrType(t.table.Family)
+	if !s.Map || len(s.Data) != 2 || s.Data[0] != addrType || s.Data[1] != nft.TypeInetService {
+		return nil, at.errorf("dnat from map %q, which does not map to %s . inet_service", d.Map, addrType)
+	}
+	key, err := t.key(at, s, d.Keys, d.Num, w)
+	if err != nil {
+		return nil, err
+	}
+	hit, miss := t.draw(s, key, d.Num, w)
+	for _, h := range hit {
+		h.daddr, h.dport = h.found.Data[0].Addr, uint16(h.found.Data[1].Num)
+		h.natDone[manipDst], h.end = true, accept
+	}
+	return append(hit, miss...), nil
+}
+
+// checkDNAT fails unless the rule is in a chain that may DNAT.
+func (t *tracer) checkDNAT(at loc) error {
+	if t.baseChain.Type != "nat" || (t.baseChain.Hook != "prerouting" && t.baseChain.Hook != "output") {
+		return at.errorf("dnat in a %s %s chain: only nat prerouting and output allow it", t.baseChain.Type, t.baseChain.Hook)
+	}
+	return nil
+}
+
 // dnat rewrites the destination. Its `meta l4proto` restatement is a match:
 // a packet of another protocol does not match the rule.
 func (t *tracer) dnat(at loc, d nft.DNAT, w *walker) ([]*walker, error) {
-	if t.baseChain.Type != "nat" || (t.baseChain.Hook != "prerouting" && t.baseChain.Hook != "output") {
-		return nil, at.errorf("dnat in a %s %s chain: only nat prerouting and output allow it", t.baseChain.Type, t.baseChain.Hook)
+	if err := t.checkDNAT(at); err != nil {
+		return nil, err
 	}
 	if !d.Addr.IsValid() || nft.FamilyOf(d.Addr) != t.table.Family {
 		return nil, at.errorf("dnat to %s in a table of family %s", d.Addr, t.table.Family)

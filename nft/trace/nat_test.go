@@ -97,6 +97,9 @@ func TestErrors(t *testing.T) {
 		return withSets(table(baseChain("base", "filter", "prerouting", 0, rules...), chain("loop", rule(nft.JumpTo("loop"))),
 			chain("goto-loop", rule(nft.GotoChain("goto-loop")))), pairs, ports)
 	}
+	natTable := func(rules ...[]nft.Stmt) *nft.Table {
+		return withSets(table(baseChain("base", "nat", "prerouting", -100, rules...)), pairs, ports)
+	}
 	v6 := pkt
 	v6.Saddr, v6.Daddr = addr("fd00::1"), addr("fd00::2")
 	for _, tc := range []struct {
@@ -112,11 +115,12 @@ func TestErrors(t *testing.T) {
 		{"missing chain", filter(rule(nft.JumpTo("nope"))), pkt, "no such chain"},
 		{"jump to a base chain", filter(rule(nft.GotoChain("base"))), pkt, "base chain"},
 		{"missing set", filter(rule(nft.InSet{Keys: []nft.Field{nft.Daddr}, Set: "nope"})), pkt, "no such set"},
-		{"vmap on a set", filter(rule(nft.Vmap{Keys: []nft.Field{nft.Saddr, nft.Daddr}, Map: "pairs"})), pkt, "not a map"},
+		{"vmap on a set", filter(rule(nft.Vmap{Keys: []nft.Field{nft.Saddr, nft.Daddr}, Map: "pairs"})), pkt, "not a verdict map"},
 		{"key of the wrong type", filter(rule(nft.InSet{Keys: []nft.Field{nft.Saddr, nft.Dport}, Set: "pairs"})), pkt, "wants ipv4_addr"},
-		{"key of the wrong length", filter(rule(nft.InSet{Keys: []nft.Field{nft.Saddr}, Set: "pairs"})), pkt, "1 key fields"},
-		{"constant of the other family", filter(rule(nft.InSetWith{Keys: []nft.Field{nft.Saddr}, Consts: []nft.Value{{Addr: addr("fd00::1")}}, Set: "pairs"})), pkt, "part 1 is address of another family"},
-		{"constant port for an address", filter(rule(nft.InSetWith{Keys: []nft.Field{nft.Saddr}, Consts: []nft.Value{{Num: 80}}, Set: "pairs"})), pkt, "part 1 is inet_service"},
+		{"key of the wrong length", filter(rule(nft.InSet{Keys: []nft.Field{nft.Saddr}, Set: "pairs"})), pkt, "1 key parts"},
+		{"numgen part for an address", filter(rule(nft.InSet{Keys: []nft.Field{nft.Saddr}, Num: nft.Numgen{Mod: 1, Offset: 7}, Set: "pairs"})), pkt, "part 1 is a numgen integer"},
+		{"dnat from a set", natTable(rule(nft.DNATMap{Keys: []nft.Field{nft.Saddr, nft.Daddr}, Map: "pairs"})), pkt, "does not map to"},
+		{"dnat map in a filter chain", filter(rule(nft.DNATMap{Keys: []nft.Field{nft.Saddr, nft.Daddr}, Map: "pairs"})), pkt, "dnat in a filter prerouting chain"},
 		{"update of a set that is not dynamic", filter(rule(nft.UpdateSet{Set: "pairs", Keys: []nft.Field{nft.Saddr, nft.Daddr}, Timeout: 1})), pkt, "not dynamic"},
 		{"prefix of the other family", filter(rule(nft.MatchAddr{Field: nft.Daddr, Prefix: netip.MustParsePrefix("fd00::/8")})), pkt, "prefix fd00::/8"},
 		{"dnat in a filter chain", filter(rule(dnat("10.1.0.1", 1))), pkt, "dnat in a filter prerouting chain"},
@@ -135,7 +139,7 @@ func TestErrors(t *testing.T) {
 
 // TestConveniences checks Destinations and Probability on the web Service.
 func TestConveniences(t *testing.T) {
-	table := compile(t, lbSnapshot(webEPs), options(), nft.IPv4)
+	table := compileTable(t, lbSnapshot(webEPs), options(), nft.IPv4)
 	outs, err := trace.Trace(table, packet(webEPs[0], webIP, nft.ProtoTCP, 80), fromNetwork)
 	if err != nil {
 		t.Fatal(err)

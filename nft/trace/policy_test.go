@@ -61,7 +61,7 @@ func runPolicyCases(t *testing.T, table *nft.Table, cases []policyCase) {
 func TestExternalLocal(t *testing.T) {
 	etpLocal := func(s *model.Service) { s.ExternalLocal = true }
 	both := []netip.Addr{localEP, remoteEP}
-	table := compile(t, policySnapshot([]netip.Addr{localEP}, []netip.Addr{remoteEP}, etpLocal), options(), nft.IPv4)
+	table := compileTable(t, policySnapshot([]netip.Addr{localEP}, []netip.Addr{remoteEP}, etpLocal), options(), nft.IPv4)
 	runPolicyCases(t, table, []policyCase{
 		{"LB IP from outside: local endpoint, source kept", remoteIP, lbIP, 80, false, accepted(localEP, 8080, false)},
 		{"NodePort from outside: local endpoint, source kept", remoteIP, nodeIP, 30080, false, accepted(localEP, 8080, false)},
@@ -70,7 +70,7 @@ func TestExternalLocal(t *testing.T) {
 		{"LB IP from the node: any endpoint, masqueraded", nodeIP, lbIP, 80, true, spread(both, 8080, true)},
 		{"ClusterIP is not external", clientIP, webIP, 80, false, spread(both, 8080, false)},
 	})
-	none := compile(t, policySnapshot(nil, []netip.Addr{remoteEP}, etpLocal), options(), nft.IPv4)
+	none := compileTable(t, policySnapshot(nil, []netip.Addr{remoteEP}, etpLocal), options(), nft.IPv4)
 	runPolicyCases(t, none, []policyCase{
 		{"no local endpoint: LB IP from outside dropped", remoteIP, lbIP, 80, false, dropped(lbIP, 80)},
 		{"no local endpoint: NodePort from outside dropped", remoteIP, nodeIP, 30080, false, dropped(nodeIP, 30080)},
@@ -84,12 +84,12 @@ func TestExternalLocal(t *testing.T) {
 // reaches every endpoint.
 func TestInternalLocal(t *testing.T) {
 	itpLocal := func(s *model.Service) { s.InternalLocal = true }
-	table := compile(t, policySnapshot([]netip.Addr{localEP}, []netip.Addr{remoteEP}, itpLocal), options(), nft.IPv4)
+	table := compileTable(t, policySnapshot([]netip.Addr{localEP}, []netip.Addr{remoteEP}, itpLocal), options(), nft.IPv4)
 	runPolicyCases(t, table, []policyCase{
 		{"ClusterIP from a pod: local endpoint", clientIP, webIP, 80, false, accepted(localEP, 8080, false)},
 		{"LB IP stays cluster-wide", remoteIP, lbIP, 80, false, spread([]netip.Addr{localEP, remoteEP}, 8080, true)},
 	})
-	none := compile(t, policySnapshot(nil, []netip.Addr{remoteEP}, itpLocal), options(), nft.IPv4)
+	none := compileTable(t, policySnapshot(nil, []netip.Addr{remoteEP}, itpLocal), options(), nft.IPv4)
 	runPolicyCases(t, none, []policyCase{
 		{"no local endpoint: ClusterIP dropped", clientIP, webIP, 80, false, dropped(webIP, 80)},
 		{"no local endpoint: LB IP still served", remoteIP, lbIP, 80, false, accepted(remoteEP, 8080, true)},
@@ -102,7 +102,7 @@ func TestSourceRanges(t *testing.T) {
 	ranges := func(s *model.Service) {
 		s.LoadBalancerSourceRanges = []netip.Prefix{netip.MustParsePrefix("203.0.113.0/28"), netip.MustParsePrefix("192.168.0.0/24")}
 	}
-	table := compile(t, policySnapshot([]netip.Addr{localEP}, nil, ranges), options(), nft.IPv4)
+	table := compileTable(t, policySnapshot([]netip.Addr{localEP}, nil, ranges), options(), nft.IPv4)
 	runPolicyCases(t, table, []policyCase{
 		{"allowed source", remoteIP, lbIP, 80, false, accepted(localEP, 8080, true)},
 		{"other source dropped", addr("203.0.113.99"), lbIP, 80, false, dropped(lbIP, 80)},
@@ -118,12 +118,13 @@ func TestSourceRanges(t *testing.T) {
 // packet does not show).
 func TestAffinity(t *testing.T) {
 	eps := []netip.Addr{localEP, remoteEP, addr("10.0.3.1")}
-	table := compile(t, policySnapshot(eps, nil, func(s *model.Service) { s.AffinitySeconds = 60 }), options(), nft.IPv4)
-	trace.Remember(table, clientIP, webIP, nft.ProtoTCP, 80, remoteEP)
+	table := compileTable(t, policySnapshot(eps, nil, func(s *model.Service) { s.AffinitySeconds = 60 }), options(), nft.IPv4)
+	trace.Remember(table, clientIP, netip.AddrPortFrom(remoteEP, 8080))
 	runPolicyCases(t, table, []policyCase{
 		{"remembered client", clientIP, webIP, 80, false, accepted(remoteEP, 8080, false)},
 		{"new client", addr("10.0.9.10"), webIP, 80, false, spread(eps, 8080, false)},
-		{"remembered client on another Service address", clientIP, lbIP, 80, false, spread(eps, 8080, true)},
+		{"remembered client through the load-balancer IP: same memory", clientIP, lbIP, 80, false, accepted(remoteEP, 8080, true)},
+		{"remembered client through the NodePort: same memory", clientIP, nodeIP, 30080, false, accepted(remoteEP, 8080, true)},
 	})
 }
 
@@ -136,7 +137,7 @@ func TestHairpinLocalOnly(t *testing.T) {
 	snap := policySnapshot([]netip.Addr{localEP}, []netip.Addr{remoteEP}, func(*model.Service) {})
 	s := &snap.Slices[0]
 	s.Endpoints = append(s.Endpoints, model.Endpoint{Addresses: []netip.Addr{unknown}, Ready: true, Serving: true})
-	table := compile(t, snap, options(), nft.IPv4)
+	table := compileTable(t, snap, options(), nft.IPv4)
 	self := func(ep netip.Addr, masq bool) map[string]string {
 		want := spread([]netip.Addr{localEP, remoteEP, unknown}, 8080, false)
 		r := trace.Result{Verdict: trace.Accept, Dest: netip.AddrPortFrom(ep, 8080)}
@@ -159,8 +160,8 @@ func TestAffinityLargeService(t *testing.T) {
 	for i := range 40 {
 		eps = append(eps, netip.AddrFrom4([4]byte{10, 0, 4, byte(i + 1)}))
 	}
-	table := compile(t, policySnapshot(eps, nil, func(s *model.Service) { s.AffinitySeconds = 60 }), options(), nft.IPv4)
-	trace.Remember(table, clientIP, webIP, nft.ProtoTCP, 80, eps[33])
+	table := compileTable(t, policySnapshot(eps, nil, func(s *model.Service) { s.AffinitySeconds = 60 }), options(), nft.IPv4)
+	trace.Remember(table, clientIP, netip.AddrPortFrom(eps[33], 8080))
 	runPolicyCases(t, table, []policyCase{
 		{"new client", addr("10.0.9.10"), webIP, 80, false, spread(eps, 8080, false)},
 		{"remembered client", clientIP, webIP, 80, false, accepted(eps[33], 8080, false)},
@@ -186,13 +187,13 @@ func TestAffinityRemovedEndpoint(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			withAffinity := func(s *model.Service) { s.AffinitySeconds = 60 }
-			before := compile(t, policySnapshot(tc.eps, nil, withAffinity), options(), nft.IPv4)
-			trace.Remember(before, clientIP, webIP, nft.ProtoTCP, 80, tc.eps[tc.gone])
+			before := compileTable(t, policySnapshot(tc.eps, nil, withAffinity), options(), nft.IPv4)
+			trace.Remember(before, clientIP, netip.AddrPortFrom(tc.eps[tc.gone], 8080))
 			runPolicyCases(t, before, []policyCase{
 				{"remembered before the removal", clientIP, webIP, 80, false, accepted(tc.eps[tc.gone], 8080, false)},
 			})
 			left := append(append([]netip.Addr{}, tc.eps[:tc.gone]...), tc.eps[tc.gone+1:]...)
-			after := compile(t, policySnapshot(left, nil, withAffinity), options(), nft.IPv4)
+			after := compileTable(t, policySnapshot(left, nil, withAffinity), options(), nft.IPv4)
 			after.Set("affinity").Elements = before.Set("affinity").Elements
 			runPolicyCases(t, after, []policyCase{
 				{"removed endpoint never chosen", clientIP, webIP, 80, false, spread(left, 8080, false)},

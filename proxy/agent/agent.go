@@ -36,7 +36,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nftproxy/nftproxy/config"
-	"github.com/nftproxy/nftproxy/proxy"
 	"github.com/nftproxy/nftproxy/proxy/dataplane"
 	"github.com/nftproxy/nftproxy/proxy/events"
 	"github.com/nftproxy/nftproxy/proxy/healthz"
@@ -66,7 +65,7 @@ type Config struct {
 	Proxy     *config.Configuration // validated
 	Dataplane Dataplane
 	// Hooks run after every successful sync, in order.
-	Hooks []proxy.SyncHook
+	Hooks []SyncHook
 	// Recorder receives Warning events; nil drops them.
 	Recorder record.EventRecorder
 	// Metrics and Health are updated when set.

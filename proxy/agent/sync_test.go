@@ -13,7 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/proxy/dataplane"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
@@ -163,7 +163,7 @@ func TestEventsOnce(t *testing.T) {
 	bad := service("bad", func(s *corev1.Service) { s.Spec.Ports[0].Protocol = "ICMP" })
 	h := newHarness(t, node(), service("web"), bad)
 	h.start()
-	problem := dataplane.Result{Problems: []nft.Problem{{Object: "Service default/web", Field: "spec.sessionAffinity", Detail: "not supported"}}}
+	problem := dataplane.Result{Problems: []compile.Problem{{Object: "Service default/web", Field: "spec.sessionAffinity", Detail: "not supported"}}}
 	h.dp.then(problem, nil)
 	h.dp.then(problem, nil)
 	in, _ := h.sync()

@@ -3,7 +3,6 @@ package conntrack
 import (
 	"k8s.io/klog/v2"
 
-	"github.com/nftproxy/nftproxy/proxy"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
 
@@ -12,8 +11,6 @@ type Hook struct {
 	conn   *Conn
 	logger klog.Logger
 }
-
-var _ proxy.SyncHook = (*Hook)(nil)
 
 // NewHook returns a Hook working in the network namespace nsFD refers to
 // (negative: the caller's).

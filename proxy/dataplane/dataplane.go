@@ -3,10 +3,12 @@ package dataplane
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
 
@@ -28,7 +30,7 @@ type byteCounter interface{ LastBatchBytes() int }
 type Input struct {
 	Snapshot *model.Snapshot
 	Node     model.Node
-	Options  nft.Options
+	Options  compile.Options
 	// Changed: Services ("namespace/name") whose Service or EndpointSlices
 	// changed since the previous successful Sync. The Dataplane falls back
 	// to a full sync when it must (first sync, previous failure, external
@@ -44,11 +46,15 @@ type Input struct {
 
 // Result is what one Sync did.
 type Result struct {
-	Full     bool          // whole tables replaced
-	Ops      int           // operations in the transaction (0: nothing to do)
-	Bytes    int           // netlink bytes sent, when known
-	Repaired bool          // kernel differed from what we committed; restored
-	Problems []nft.Problem // objects (or fields) left out, for Events
+	Full     bool              // whole tables replaced
+	Ops      int               // operations in the transaction (0: nothing to do)
+	Bytes    int               // netlink bytes sent, when known
+	Repaired bool              // kernel differed from what we committed; restored
+	Problems []compile.Problem // objects (or fields) left out, for Events
+	// Replanned counts the plans the kernel refused because somebody else
+	// committed between our reading of the ruleset generation and our
+	// commit; each time the tables were read back and planned again.
+	Replanned int
 }
 
 // Dataplane programs one network namespace. Its methods are safe for
@@ -57,9 +63,9 @@ type Dataplane struct {
 	k  Kernel
 	mu sync.Mutex
 	// compiled is the desired state of the last Sync; nil before the first.
-	compiled *nft.Compiled
+	compiled *compile.Tables
 	node     model.Node
-	opts     nft.Options
+	opts     compile.Options
 	// known is true when the kernel held exactly compiled's tables at
 	// generation gen: the mirror of what we committed. A failure clears it.
 	known bool
@@ -72,23 +78,35 @@ type Dataplane struct {
 // state yet: the first Sync replaces our tables whole.
 func New(k Kernel) *Dataplane { return &Dataplane{k: k} }
 
+// maxReplans bounds the plans one Sync makes again after the kernel refused
+// one because somebody else committed in between: under a stream of foreign
+// commits faster than our planning, the Sync fails instead (and the runner
+// retries it with backoff) rather than read the tables back forever.
+const maxReplans = 3
+
 // Sync programs in.Snapshot as one transaction, or changes nothing in the
 // kernel when it returns an error.
 func (d *Dataplane) Sync(in Input) (Result, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	res, err := d.sync(in)
+	res, plan, err := d.sync(in)
+	for nft.IsConflict(err) && res.Replanned < maxReplans {
+		res, plan, err = d.replan(res, plan)
+	}
 	if err != nil {
 		d.known = false
 	}
 	return res, err
 }
 
-func (d *Dataplane) sync(in Input) (Result, error) {
+// sync plans from the ruleset generation it reads first, and commits the
+// plan only if the kernel is still at that generation (see nft.Plan.Gen).
+// It returns the plan it made, for replan.
+func (d *Dataplane) sync(in Input) (Result, *nft.Plan, error) {
 	var res Result
 	gen, err := d.k.Generation()
 	if err != nil {
-		return res, fmt.Errorf("sync: %w", err)
+		return res, nil, fmt.Errorf("sync: %w", err)
 	}
 	var read nft.Ruleset
 	if d.known && gen != d.gen {
@@ -97,7 +115,7 @@ func (d *Dataplane) sync(in Input) (Result, error) {
 		// has committed anything, so the mirror is exact and reading the
 		// tables back (seconds at 10,000 Services) would tell nothing new.
 		if read, err = d.k.Read(); err != nil {
-			return res, fmt.Errorf("sync: %w", err)
+			return res, nil, fmt.Errorf("sync: %w", err)
 		}
 	}
 	// With nothing pending (a Watch-triggered sync, the common case: any
@@ -110,19 +128,67 @@ func (d *Dataplane) sync(in Input) (Result, error) {
 		res.Repaired = !nft.Diff(d.compiled.Ruleset(), read).Empty()
 	}
 	plan := d.plan(in, read)
+	plan.Gen = gen
 	if read != nil && !pending {
 		res.Repaired = !plan.Empty()
 	}
 	res.Problems = d.compiled.Problems()
+	return res, plan, d.commit(&res, plan)
+}
+
+// replan follows a plan the kernel refused because the ruleset moved on
+// after the generation it was made from. The mirror already holds the
+// desired tables (the refused plan was made by bringing it there), so the
+// new plan goes from the tables as they are now, read back, to the
+// mirror's: whatever the other commit did to them is undone, nothing it
+// did elsewhere is touched, and our own change is in the plan again.
+func (d *Dataplane) replan(prev Result, refused *nft.Plan) (Result, *nft.Plan, error) {
+	res := Result{Repaired: prev.Repaired, Problems: prev.Problems, Replanned: prev.Replanned + 1}
+	gen, err := d.k.Generation()
+	if err != nil {
+		return res, nil, fmt.Errorf("sync: %w", err)
+	}
+	read, err := d.k.Read()
+	if err != nil {
+		return res, nil, fmt.Errorf("sync: %w", err)
+	}
+	plan := nft.Diff(read, d.compiled.Ruleset())
+	plan.Gen = gen
+	// The other commit changed our tables when the plan from them is not
+	// the one refused. A refused full plan replaced tables we did not know,
+	// so nothing of ours was there to repair.
+	res.Repaired = res.Repaired || (!refused.Full && !sameOps(refused, plan))
+	return res, plan, d.commit(&res, plan)
+}
+
+// commit applies plan and records it in res and in the mirror's state.
+func (d *Dataplane) commit(res *Result, plan *nft.Plan) error {
 	res.Full, res.Ops = plan.Full, len(plan.Ops)
-	if err := d.apply(plan, gen); err != nil {
-		return res, err
+	if err := d.apply(plan); err != nil {
+		return err
 	}
 	if !plan.Empty() {
 		res.Bytes = d.sentBytes()
 	}
 	d.known = true
-	return res, nil
+	return nil
+}
+
+// sameOps reports whether two plans hold the same operations, in any
+// order.
+func sameOps(a, b *nft.Plan) bool {
+	if len(a.Ops) != len(b.Ops) {
+		return false
+	}
+	texts := func(p *nft.Plan) []string {
+		out := make([]string, len(p.Ops))
+		for i, op := range p.Ops {
+			out[i] = op.String()
+		}
+		slices.Sort(out)
+		return out
+	}
+	return slices.Equal(texts(a), texts(b))
 }
 
 // plan updates the desired state to in and returns the plan from what the
@@ -136,7 +202,7 @@ func (d *Dataplane) plan(in Input, read nft.Ruleset) *nft.Plan {
 	if changed == nil || in.Full {
 		// Every Service is recompiled, as a change may have been missed,
 		// but one at a time against the units we hold: only those that
-		// differ are updated (see nft.Compiled.Stale).
+		// differ are updated (see compile.Tables.Stale).
 		changed = d.compiled.Stale(in.Snapshot)
 	}
 	p := d.compiled.Update(in.Snapshot, changed)
@@ -156,7 +222,7 @@ func (d *Dataplane) recompile(in Input, read nft.Ruleset) *nft.Plan {
 	// What from needs of the old state it holds; the rest can go before
 	// the new state is built (two compiled clusters at once are the peak).
 	d.compiled = nil
-	d.compiled = nft.NewCompiled(in.Snapshot, in.Node, in.Options)
+	d.compiled = compile.New(in.Snapshot, in.Node, in.Options)
 	d.node, d.opts = in.Node, in.Options
 	return nft.Diff(from, d.compiled.Ruleset())
 }
@@ -169,20 +235,21 @@ func (d *Dataplane) mustRecompile(in Input) bool {
 		!reflect.DeepEqual(in.Node, d.node) || !reflect.DeepEqual(in.Options, d.opts)
 }
 
-// apply commits plan, planned against generation gen, and records the
+// apply commits plan, made from generation plan.Gen, and records the
 // generation our commit produced.
-func (d *Dataplane) apply(plan *nft.Plan, gen uint32) error {
+func (d *Dataplane) apply(plan *nft.Plan) error {
 	if plan.Empty() {
-		d.gen = gen
+		d.gen = plan.Gen
 		return nil
 	}
 	if err := d.k.Apply(plan); err != nil {
 		return fmt.Errorf("sync (%d ops): %w", len(plan.Ops), err)
 	}
-	// Our commit is the one after gen. If somebody else committed just
-	// before us, the kernel is past gen+1: the next check sees a generation
-	// that is not ours and reads the kernel back, which such a race needs.
-	d.gen = gen + 1
+	// The kernel commits the plan only at plan.Gen, so ours is exactly the
+	// commit after it. A commit by somebody else right after ours moves the
+	// generation again: Watch and the next Sync see a generation that is
+	// not ours and read the tables back.
+	d.gen = nft.NextGeneration(plan.Gen)
 	return nil
 }
 

@@ -2,43 +2,22 @@ package dataplane
 
 import (
 	"errors"
-	"fmt"
 	"net/netip"
-	"sort"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/nft/kernel"
 	"github.com/nftproxy/nftproxy/proxy/model"
+	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 
 var testNode = model.Node{Name: "node-1", IPs: []netip.Addr{netip.MustParseAddr("198.51.100.1")}}
 
-// cluster returns n NodePort Services with eps ready endpoints each.
-func cluster(n, eps int) *model.Snapshot {
-	s := &model.Snapshot{}
-	for i := range n {
-		name := fmt.Sprintf("svc-%d", i)
-		s.Services = append(s.Services, model.Service{
-			Namespace: "ns", Name: name, Type: model.NodePort,
-			ClusterIPs: []netip.Addr{netip.AddrFrom4([4]byte{10, 96, byte(i >> 8), byte(i)})},
-			Ports:      []model.ServicePort{{Name: "http", Protocol: model.TCP, Port: 80, NodePort: uint16(30000 + i)}},
-		})
-		sl := model.EndpointSlice{Namespace: "ns", Name: name + "-abc", Service: name, AddressType: model.IPv4,
-			Ports: []model.EndpointPort{{Name: "http", Protocol: model.TCP, Port: 8080}}}
-		for j := range eps {
-			sl.Endpoints = append(sl.Endpoints, model.Endpoint{Ready: true,
-				Addresses: []netip.Addr{netip.AddrFrom4([4]byte{10, byte(i%200 + 1), byte(j >> 8), byte(j)})}})
-		}
-		s.Slices = append(s.Slices, sl)
-	}
-	return s
-}
-
 func input(s *model.Snapshot, changed ...string) Input {
-	in := Input{Snapshot: s, Node: testNode, Options: nft.DefaultOptions()}
+	in := Input{Snapshot: s, Node: testNode, Options: compile.DefaultOptions()}
 	if changed != nil {
 		in.Changed = map[string]bool{}
 		for _, c := range changed {
@@ -48,17 +27,6 @@ func input(s *model.Snapshot, changed ...string) Input {
 	return in
 }
 
-// canonical renders a ruleset with chains and sets sorted by name: order is
-// not part of what a table means (the kernel lists new chains last).
-func canonical(rs nft.Ruleset) string {
-	c := rs.Clone()
-	for _, t := range c {
-		sort.Slice(t.Chains, func(i, j int) bool { return t.Chains[i].Name < t.Chains[j].Name })
-		sort.Slice(t.Sets, func(i, j int) bool { return t.Sets[i].Name < t.Sets[j].Name })
-	}
-	return c.Text()
-}
-
 // mustSync syncs and checks that the fake then holds what snap compiles to.
 func mustSync(t *testing.T, d *Dataplane, f *nft.Fake, in Input) Result {
 	t.Helper()
@@ -66,8 +34,8 @@ func mustSync(t *testing.T, d *Dataplane, f *nft.Fake, in Input) Result {
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
-	want, _ := nft.Compile(in.Snapshot, in.Node, in.Options)
-	if diff := cmp.Diff(canonical(want), canonical(f.Ruleset)); diff != "" {
+	want, _ := compile.Ruleset(in.Snapshot, in.Node, in.Options)
+	if diff := cmp.Diff(want.CanonicalText(), f.Ruleset.CanonicalText()); diff != "" {
 		t.Fatalf("kernel after sync (-want +got):\n%s", diff)
 	}
 	return res
@@ -81,7 +49,7 @@ func TestFirstSyncReplacesForeignTable(t *testing.T) {
 		{"empty kernel", nil},
 		{"kube-proxy's layout", kubeProxyTable()},
 		{"our own table from a previous run", func() *nft.Table {
-			rs, _ := nft.Compile(cluster(3, 2), testNode, nft.DefaultOptions())
+			rs, _ := compile.Ruleset(synth.Plain(3, 2), testNode, compile.DefaultOptions())
 			return rs[nft.IPv4]
 		}()},
 	}
@@ -91,7 +59,7 @@ func TestFirstSyncReplacesForeignTable(t *testing.T) {
 			if tc.table != nil {
 				f.Ruleset[nft.IPv4] = tc.table
 			}
-			res := mustSync(t, New(f), f, input(cluster(5, 2)))
+			res := mustSync(t, New(f), f, input(synth.Plain(5, 2)))
 			if !res.Full || f.Transactions != 1 {
 				t.Fatalf("full=%v transactions=%d, want one full transaction", res.Full, f.Transactions)
 			}
@@ -114,13 +82,13 @@ func kubeProxyTable() *nft.Table {
 func TestSyncPartialAndIdle(t *testing.T) {
 	f := nft.NewFake()
 	d := New(f)
-	snap := cluster(20, 10)
+	snap := synth.Plain(20, 10)
 	mustSync(t, d, f, input(snap))
 
 	snap.Slices[7].Endpoints[3].Addresses[0] = netip.MustParseAddr("10.250.0.1")
 	res := mustSync(t, d, f, input(snap, "ns/svc-7"))
-	if res.Full || res.Repaired || res.Ops != 13 {
-		t.Fatalf("one endpoint changed: %+v, want a 13-op patch", res)
+	if res.Full || res.Repaired || res.Ops != 6 {
+		t.Fatalf("one endpoint changed: %+v, want a 6-op patch (element lists and hairpin)", res)
 	}
 	res = mustSync(t, d, f, input(snap))
 	if res.Ops != 0 || f.Transactions != 2 {
@@ -131,16 +99,16 @@ func TestSyncPartialAndIdle(t *testing.T) {
 func TestFailureForcesFullSync(t *testing.T) {
 	f := nft.NewFake()
 	d := New(f)
-	snap := cluster(5, 2)
+	snap := synth.Plain(5, 2)
 	mustSync(t, d, f, input(snap))
-	before := canonical(f.Ruleset)
+	before := f.Ruleset.CanonicalText()
 
 	f.FailAt, f.FailErr = 0, errors.New("injected")
 	snap.Slices[1].Endpoints = nil
 	if _, err := d.Sync(input(snap, "ns/svc-1")); err == nil {
 		t.Fatal("sync succeeded with a failing applier")
 	}
-	if diff := cmp.Diff(before, canonical(f.Ruleset)); diff != "" {
+	if diff := cmp.Diff(before, f.Ruleset.CanonicalText()); diff != "" {
 		t.Fatalf("a failed sync changed the kernel (-before +after):\n%s", diff)
 	}
 	f.FailAt, f.FailErr = -1, nil
@@ -157,7 +125,7 @@ var (
 // TestSyncPaths checks which kind of sync each input leads to, after a
 // first full sync of the same cluster.
 func TestSyncPaths(t *testing.T) {
-	otherOpts := nft.DefaultOptions()
+	otherOpts := compile.DefaultOptions()
 	otherOpts.MasqueradeAll = true
 	otherNode := testNode
 	otherNode.IPs = []netip.Addr{netip.MustParseAddr("198.51.100.2")}
@@ -176,7 +144,7 @@ func TestSyncPaths(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := nft.NewFake()
 			d := New(f)
-			snap := cluster(10, 3)
+			snap := synth.Plain(10, 3)
 			mustSync(t, d, f, input(snap))
 			res := mustSync(t, d, f, tc.in(input(snap, []string{}...)))
 			if res.Full || res.Repaired || (res.Ops > 0) != tc.wantOps {
@@ -193,7 +161,7 @@ func TestSyncPaths(t *testing.T) {
 func TestSyncReportsConflicts(t *testing.T) {
 	f := nft.NewFake()
 	d := New(f)
-	snap := cluster(3, 2)
+	snap := synth.Plain(3, 2)
 	mustSync(t, d, f, input(snap))
 	snap.Services[2].ExternalIPs = []netip.Addr{snap.Services[0].ClusterIPs[0]}
 	res := mustSync(t, d, f, input(snap, "ns/svc-2"))

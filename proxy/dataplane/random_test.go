@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/proxy/model"
+	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 
 // TestSyncRandomHistory drives a Dataplane through a random history of
@@ -22,7 +24,7 @@ func TestSyncRandomHistory(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 11))
 			f := nft.NewFake()
 			d := New(f)
-			snap := cluster(20, 3)
+			snap := synth.Plain(20, 3)
 			pending := map[string]bool{}
 			for step := range 120 {
 				in := input(snap)
@@ -58,8 +60,8 @@ func TestSyncRandomHistory(t *testing.T) {
 
 func mustMatch(t *testing.T, f *nft.Fake, in Input, step int) {
 	t.Helper()
-	want, _ := nft.Compile(in.Snapshot, in.Node, in.Options)
-	if canonical(want) != canonical(f.Ruleset) {
+	want, _ := compile.Ruleset(in.Snapshot, in.Node, in.Options)
+	if want.CanonicalText() != f.Ruleset.CanonicalText() {
 		t.Fatalf("step %d: the kernel differs from a fresh compile", step)
 	}
 }

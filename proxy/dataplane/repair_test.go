@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 
 // tamperings are changes somebody else makes to our table. Each changes
@@ -15,7 +16,7 @@ var tamperings = []struct {
 }{
 	{"delete the table", func(rs nft.Ruleset) { delete(rs, nft.IPv4) }},
 	{"flush a chain", func(rs nft.Ruleset) {
-		if c := chainOf(rs, "service-ns/svc-2/tcp/http"); c != nil {
+		if c := chainOf(rs, "pick-endpoint"); c != nil {
 			c.Rules = nil
 		}
 	}},
@@ -56,7 +57,7 @@ func TestSyncRepairsExternalChanges(t *testing.T) {
 			t.Run(fmt.Sprintf("%s, full=%v", tc.name, full), func(t *testing.T) {
 				f := nft.NewFake()
 				d := New(f)
-				snap := cluster(5, 3)
+				snap := synth.Plain(5, 3)
 				mustSync(t, d, f, input(snap))
 				tc.fn(f.Ruleset)
 				f.Gen++ // every commit moves the generation
@@ -90,7 +91,7 @@ func (k *countingKernel) Read() (nft.Ruleset, error) {
 func TestResyncReadsOnlyAfterForeignCommits(t *testing.T) {
 	k := &countingKernel{Fake: nft.NewFake()}
 	d := New(k)
-	snap := cluster(5, 3)
+	snap := synth.Plain(5, 3)
 	mustSync(t, d, k.Fake, input(snap))
 	in := input(snap)
 	in.Full = true
@@ -108,7 +109,7 @@ func TestResyncReadsOnlyAfterForeignCommits(t *testing.T) {
 func TestResyncWithoutChangeRepairsNothing(t *testing.T) {
 	f := nft.NewFake()
 	d := New(f)
-	snap := cluster(5, 3)
+	snap := synth.Plain(5, 3)
 	mustSync(t, d, f, input(snap))
 	in := input(snap)
 	in.Full = true

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 
 func TestExternalIgnoresOwnCommits(t *testing.T) {
@@ -14,7 +15,7 @@ func TestExternalIgnoresOwnCommits(t *testing.T) {
 	if _, moved := d.external(); moved {
 		t.Fatal("external change reported before the first Sync")
 	}
-	snap := cluster(5, 3)
+	snap := synth.Plain(5, 3)
 	for i := range 3 {
 		snap.Slices[i].Endpoints = snap.Slices[i].Endpoints[1:]
 		mustSync(t, d, f, input(snap, snap.Services[i].Key()))
@@ -32,7 +33,7 @@ func TestWatchFiresOnExternalChange(t *testing.T) {
 	f := nft.NewFake()
 	d := New(f)
 	d.poll = time.Millisecond
-	snap := cluster(5, 3)
+	snap := synth.Plain(5, 3)
 	mustSync(t, d, f, input(snap))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

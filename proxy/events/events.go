@@ -1,7 +1,7 @@
 // Package events tells users, through Kubernetes Warning events on their own
 // objects, when nftproxy leaves a Service or EndpointSlice out: the object
 // failed conversion (proxy/kube field errors) or the compiler could not
-// program part of it (nft.Problem). The event names the field.
+// program part of it (compile.Problem). The event names the field.
 //
 // # Once, not every sync
 //

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 
-	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/proxy/kube"
 )
 
@@ -30,8 +30,8 @@ func all(string) bool { return true }
 
 func none(string) bool { return false }
 
-func problem(name, field string) nft.Problem {
-	return nft.Problem{Object: "Service default/" + name, Field: field, Detail: "not supported"}
+func problem(name, field string) compile.Problem {
+	return compile.Problem{Object: "Service default/" + name, Field: field, Detail: "not supported"}
 }
 
 func TestReporter(t *testing.T) {
@@ -55,7 +55,7 @@ func TestReporter(t *testing.T) {
 			r.Invalid("Service", svc("api"), badPort("api"))
 		}, want: []string{invalidWeb, invalidWeb}},
 		{name: "problems: grouped per object, once across syncs", steps: func(r *Reporter) {
-			ps := []nft.Problem{problem("web", "spec.sessionAffinity"), problem("web", "spec.ports[0]"), problem("api", "spec.x")}
+			ps := []compile.Problem{problem("web", "spec.sessionAffinity"), problem("web", "spec.ports[0]"), problem("api", "spec.x")}
 			r.Problems(ps, all)
 			r.Problems(ps, all)
 		}, want: []string{
@@ -63,18 +63,18 @@ func TestReporter(t *testing.T) {
 			"Warning NotProgrammed not programmed: spec.sessionAffinity: not supported; spec.ports[0]: not supported",
 		}},
 		{name: "problem gone in a partial sync that did not cover it: kept", steps: func(r *Reporter) {
-			r.Problems([]nft.Problem{problem("web", "spec.x")}, all)
+			r.Problems([]compile.Problem{problem("web", "spec.x")}, all)
 			r.Problems(nil, none)
-			r.Problems([]nft.Problem{problem("web", "spec.x")}, all)
+			r.Problems([]compile.Problem{problem("web", "spec.x")}, all)
 		}, want: []string{"Warning NotProgrammed not programmed: spec.x: not supported"}},
 		{name: "problem gone and back: reported again", steps: func(r *Reporter) {
-			r.Problems([]nft.Problem{problem("web", "spec.x")}, all)
+			r.Problems([]compile.Problem{problem("web", "spec.x")}, all)
 			r.Problems(nil, func(key string) bool { return key == "default/web" })
-			r.Problems([]nft.Problem{problem("web", "spec.x")}, all)
+			r.Problems([]compile.Problem{problem("web", "spec.x")}, all)
 		}, want: []string{"Warning NotProgrammed not programmed: spec.x: not supported", "Warning NotProgrammed not programmed: spec.x: not supported"}},
 		{name: "problem changed: reported", steps: func(r *Reporter) {
-			r.Problems([]nft.Problem{problem("web", "spec.x")}, all)
-			r.Problems([]nft.Problem{problem("web", "spec.y")}, all)
+			r.Problems([]compile.Problem{problem("web", "spec.x")}, all)
+			r.Problems([]compile.Problem{problem("web", "spec.y")}, all)
 		}, want: []string{"Warning NotProgrammed not programmed: spec.x: not supported", "Warning NotProgrammed not programmed: spec.y: not supported"}},
 	}
 	for _, tc := range tests {
@@ -108,7 +108,7 @@ func (r *refRecorder) Event(obj runtime.Object, _, _, _ string) {
 func TestReference(t *testing.T) {
 	rec := &refRecorder{}
 	r := New(rec, func(kind, ns, name string) types.UID { return types.UID("uid-" + name) })
-	r.Problems([]nft.Problem{problem("api", "spec.x")}, all)
+	r.Problems([]compile.Problem{problem("api", "spec.x")}, all)
 	r.Invalid("Service", svc("web"), badPort("web"))
 	r.Invalid("EndpointSlice", &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-1", UID: "uid-web-1"}}, badPort("web"))
 	want := []*corev1.ObjectReference{

@@ -6,14 +6,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 )
 
 // Problems reports the compiler problems of one successful or failed sync.
 // covered says whether a sync looked at the Service "namespace/name"
 // (always true for a full sync; the changed Services for a partial one): a
 // covered object whose problems are gone is forgotten.
-func (r *Reporter) Problems(problems []nft.Problem, covered func(key string) bool) {
+func (r *Reporter) Problems(problems []compile.Problem, covered func(key string) bool) {
 	current := group(problems)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -33,7 +33,7 @@ func (r *Reporter) Problems(problems []nft.Problem, covered func(key string) boo
 }
 
 // group joins the problems of each object into one message.
-func group(problems []nft.Problem) map[object]string {
+func group(problems []compile.Problem) map[object]string {
 	out := map[object]string{}
 	for _, p := range problems {
 		o, ok := parseObject(p.Object)
@@ -53,7 +53,7 @@ func group(problems []nft.Problem) map[object]string {
 	return out
 }
 
-// parseObject reads nft.Problem's "Kind namespace/name".
+// parseObject reads compile.Problem's "Kind namespace/name".
 func parseObject(s string) (object, bool) {
 	kind, key, ok := strings.Cut(s, " ")
 	if !ok {

@@ -13,7 +13,6 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/nftproxy/nftproxy/proxy"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
 
@@ -37,8 +36,6 @@ type Hook struct {
 	state   map[uint16]service // guarded by mu; read by handlers
 	servers map[uint16]*http.Server
 }
-
-var _ proxy.SyncHook = (*Hook)(nil)
 
 // NewHook returns a Hook with no servers running.
 func NewHook(cfg Config) *Hook {

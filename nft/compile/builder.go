@@ -1,0 +1,146 @@
+package compile
+
+import (
+	"slices"
+
+	"github.com/nftproxy/nftproxy/nft"
+)
+
+// unit is the compiled output of one Service: what it adds to each
+// family's table. Units are immutable once built.
+type unit struct {
+	key      string
+	families [2]*builder // indexed like Families
+	uses     [2]bool     // the Service has a ClusterIP of that family
+	problems []unitProblem
+}
+
+func familyIndex(f nft.Family) int {
+	if f == nft.IPv6 {
+		return 1
+	}
+	return 0
+}
+
+// builder accumulates what one Service adds to one family's table: its
+// chains and the set and map elements it asks for.
+type builder struct {
+	family nft.Family
+	sets   map[string]*nft.Set // definitions only (for KeyText); never hold elements
+	chains []*nft.Chain
+	claims []claim
+}
+
+// claim is an element a Service asks for. An owned claim (owner set) is
+// exclusive: when several Services claim one key, the first in the
+// snapshot gets it and the others get a Problem. A shared claim (owner "")
+// may be made by any number of Services; the element exists while one does.
+type claim struct {
+	set   string
+	owner string
+	field string // what the owner claims it with, for the Problem
+	// key is packKey(set, the element's key): what the claim is
+	// exclusive over, and where element() reads the key back from.
+	key     string
+	verdict nft.Verdict
+	data    string // packValues(the element's Data)
+	// lists are the endpoint lists (lists.go) that come with an entry of
+	// service-ips or service-nodeports, packed: they are programmed
+	// exactly when the entry is, so two Services claiming one key never mix
+	// their endpoints.
+	lists string
+}
+
+// element returns the element cl asks for.
+func (cl *claim) element() nft.Element {
+	return nft.Element{Key: unpackKey(cl.set, cl.key), Verdict: cl.verdict, Data: unpackValues(cl.data)}
+}
+
+// addTo adds the element cl asks for, and the elements of its endpoint
+// lists, to the sets of t.
+func (cl *claim) addTo(t *nft.Table) {
+	t.Set(cl.set).Elements = append(t.Set(cl.set).Elements, cl.element())
+	if cl.lists == "" {
+		return
+	}
+	key := unpackKey(cl.set, cl.key)
+	for _, l := range unpackLists(cl.lists) {
+		s := t.Set(listMaps[l.m])
+		s.Elements = append(s.Elements, listElements(key, l)...)
+	}
+}
+
+func newClaim(set, owner, field, key string, e nft.Element) claim {
+	return claim{set: set, owner: owner, field: field, key: key, verdict: e.Verdict, data: packValues(e.Data)}
+}
+
+func newBuilder(f nft.Family) *builder {
+	return &builder{family: f, sets: setDefs[familyIndex(f)]}
+}
+
+// trim returns b for a unit to keep: its slices cut to their length (a
+// Tables value keeps one unit per Service, 10,000 and more, for as long as the
+// Service lives), or the family's shared empty builder when b holds
+// nothing (the other family of a single-stack Service).
+func (b *builder) trim(fi int) *builder {
+	if len(b.chains) == 0 && len(b.claims) == 0 {
+		return emptyBuilders[fi]
+	}
+	b.chains = slices.Clone(b.chains)
+	b.claims = slices.Clone(b.claims)
+	return b
+}
+
+// emptyBuilders are what a Service adds to a family it has no address of;
+// shared by every such unit, and never changed (units are immutable).
+var emptyBuilders = [2]*builder{newBuilder(nft.IPv4), newBuilder(nft.IPv6)}
+
+// setDefs are each family's set definitions, without elements.
+var setDefs = func() [2]map[string]*nft.Set {
+	var out [2]map[string]*nft.Set
+	for i, f := range nft.Families {
+		out[i] = map[string]*nft.Set{}
+		for _, spec := range sets {
+			out[i][spec.name] = spec.set(f)
+		}
+	}
+	return out
+}()
+
+// addElement adds e to the named set as shared content: elements several
+// Services may add alike (a ClusterIP, a hairpin pair).
+func (b *builder) addElement(set string, e nft.Element) {
+	b.claims = append(b.claims, newClaim(set, "", "", claimKey(set, e.Key), e))
+}
+
+// claimElement asks for e in the named set on behalf of owner, naming the
+// field that asks for it. It returns the claim's index. A key the same
+// owner already claimed is not claimed twice: the first claim stands.
+func (b *builder) claimElement(set, owner, field string, e nft.Element, lists ...endpointList) int {
+	key := claimKey(set, e.Key)
+	for i, c := range b.claims {
+		if c.key == key && c.owner == owner {
+			return i
+		}
+	}
+	cl := newClaim(set, owner, field, key, e)
+	cl.lists = packLists(lists)
+	b.claims = append(b.claims, cl)
+	return len(b.claims) - 1
+}
+
+// claimKey identifies what a claim is exclusive over. A Service IP and
+// port is claimed once whether it has endpoints (service-ips) or not
+// (no-endpoint-services), and likewise a NodePort.
+func claimKey(set string, key []nft.Value) string { return packKey(set, key) }
+
+// keySpace names the address space a set's keys live in.
+func keySpace(set string) string {
+	switch set {
+	case mapServiceIPs, mapNoEndpointServices:
+		return "service-ip"
+	case mapServiceNodePorts, mapNoEndpointNodePorts:
+		return "nodeport"
+	}
+	return set
+}

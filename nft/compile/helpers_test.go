@@ -1,0 +1,9 @@
+package compile_test
+
+import (
+	"net/netip"
+
+	"github.com/nftproxy/nftproxy/proxy/model"
+)
+
+var testNode = model.Node{Name: "node-1", IPs: []netip.Addr{netip.MustParseAddr("198.51.100.1"), netip.MustParseAddr("fd00::1")}}

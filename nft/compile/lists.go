@@ -1,0 +1,145 @@
+package compile
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+
+	"github.com/nftproxy/nftproxy/nft"
+)
+
+// Endpoint lists: how a Service without session affinity picks an endpoint
+// with no rule of its own (see docs/ruleset.md for the measurements).
+//
+// Each entry (a Service address and port, or a NodePort) that has endpoints
+// brings its list into one of four data maps. A list of n endpoints is n
+// elements, the entry's key, then n*n+i : endpoint i. The ranges
+// [n*n, n*n+n) of different lengths never overlap, so one map holds lists
+// of every length, and a pick chain holds one rule, a rung, per length in
+// use:
+//
+//	dnat ip to ip daddr . meta l4proto . th dport . numgen random mod 3 offset 9 map @endpoints
+//
+// The rung for length n draws one of n*n .. n*n+n-1 uniformly; only a list
+// of length n has those keys, so for any other entry the lookup misses, the
+// rule does not match, and the next rung is tried.
+//
+// So a change of a Service's endpoints, their addresses or their number,
+// is data-map elements only: the kernel re-validates the table for new
+// rules and jump/goto elements, never for data elements, and the cost of
+// such a change does not grow with the table. Only a length that no entry
+// had before adds a rung, a rule.
+
+// The four endpoint maps, in the order their lists are packed in a claim.
+var listMaps = [...]string{mapEndpoints, mapLocalEndpoints, mapNodePortEndpoints, mapNodePortLocalEndpoints}
+
+// maxListLen is the longest list a map can hold: n*n+n-1 must fit in 32 bits.
+const maxListLen = 65535
+
+// endpointList is the endpoints an entry brings into listMaps[m].
+type endpointList struct {
+	m   int
+	eps []endpoint
+}
+
+// listMap returns the index of the endpoint map named name.
+func listMap(name string) int {
+	for i, m := range listMaps {
+		if m == name {
+			return i
+		}
+	}
+	panic(fmt.Sprintf("compile: %q is not an endpoint map", name))
+}
+
+// rungOffset is the first index of a list of n endpoints.
+func rungOffset(n int) uint32 { return uint32(n) * uint32(n) }
+
+// listElements returns the elements of list l for the entry with key key.
+func listElements(key []nft.Value, l endpointList) []nft.Element {
+	n := len(l.eps)
+	out := make([]nft.Element, n)
+	for i, ep := range l.eps {
+		k := append(append(make([]nft.Value, 0, len(key)+1), key...), nft.Value{Num: rungOffset(n) + uint32(i)})
+		out[i] = nft.Element{Key: k, Data: []nft.Value{{Addr: ep.addr}, {Num: uint32(ep.port)}}}
+	}
+	return out
+}
+
+// packLists packs lists for a claim: for each, its map's index, its
+// length and its endpoints.
+func packLists(ls []endpointList) string {
+	var b []byte
+	for _, l := range ls {
+		b = append(b, byte(l.m))
+		b = binary.BigEndian.AppendUint32(b, uint32(len(l.eps)))
+		for _, ep := range l.eps {
+			b = appendValues(b, []nft.Value{{Addr: ep.addr}, {Num: uint32(ep.port)}})
+		}
+	}
+	return string(b)
+}
+
+func unpackLists(s string) []endpointList {
+	var out []endpointList
+	for len(s) > 0 {
+		l := endpointList{m: int(s[0])}
+		n := binary.BigEndian.Uint32([]byte(s[1:5]))
+		s = s[5:]
+		l.eps = make([]endpoint, n)
+		for i := range l.eps {
+			var vs []nft.Value
+			vs, s = unpackN(s, 2)
+			l.eps[i] = endpoint{addr: vs[0].Addr, port: uint16(vs[1].Num)}
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// rungs counts, per endpoint map, how many winning lists have each length:
+// the pick chain has a rung for each length counted.
+type rungs [len(listMaps)]map[int]int
+
+func newRungs() rungs {
+	var r rungs
+	for i := range r {
+		r[i] = map[int]int{}
+	}
+	return r
+}
+
+// add counts (delta 1) or uncounts (delta -1) the lists of cl.
+func (r rungs) add(cl *claim, delta int) {
+	if cl == nil || cl.lists == "" {
+		return
+	}
+	for _, l := range unpackLists(cl.lists) {
+		n := len(l.eps)
+		r[l.m][n] += delta
+		if r[l.m][n] == 0 {
+			delete(r[l.m], n)
+		}
+	}
+}
+
+// pickChain is the chain that picks from listMaps[m]: a rung per length.
+func (r rungs) pickChain(m int) *nft.Chain {
+	lens := make([]int, 0, len(r[m]))
+	for n := range r[m] {
+		lens = append(lens, n)
+	}
+	sort.Ints(lens)
+	c := &nft.Chain{Name: pickChains[m]}
+	for _, n := range lens {
+		c.Rules = append(c.Rules, rule(nft.DNATMap{Keys: listKeys[m], Num: nft.Numgen{Mod: uint32(n), Offset: rungOffset(n)}, Map: listMaps[m]}))
+	}
+	return c
+}
+
+// pickChains are the chains that pick from each of listMaps, and listKeys
+// the packet fields their entries are keyed by.
+var (
+	pickChains = [...]string{chainPickEndpoint, chainPickLocalEndpoint, chainPickNodePortEndpoint, chainPickNodePortLocalEndpoint}
+	listKeys   = [...][]nft.Field{daddrProtoPort, daddrProtoPort, protoPort, protoPort}
+)

@@ -1,0 +1,302 @@
+package compile
+
+import "github.com/nftproxy/nftproxy/nft"
+
+// Names of the fixed sets, maps and chains. Base-chain names, hooks and
+// priorities are kube-proxy's, because CNIs and host firewalls integrate
+// against them.
+const (
+	setClusterIPs          = "cluster-ips"
+	setNodePortIPs         = "nodeport-ips"
+	setHairpin             = "hairpin-endpoints"
+	mapServiceIPs          = "service-ips"
+	mapServiceNodePorts    = "service-nodeports"
+	mapNoEndpointServices  = "no-endpoint-services"
+	mapNoEndpointNodePorts = "no-endpoint-nodeports"
+	mapFirewallIPs         = "firewall-ips"
+	setFirewallAllow       = "firewall-allow"
+	setAffinity            = "affinity"
+
+	mapEndpoints              = "endpoints"
+	mapLocalEndpoints         = "local-endpoints"
+	mapNodePortEndpoints      = "nodeport-endpoints"
+	mapNodePortLocalEndpoints = "nodeport-local-endpoints"
+
+	chainServices        = "services"
+	chainMasquerading    = "masquerading"
+	chainMarkMasq        = "mark-for-masquerade"
+	chainMarkNonCluster  = "mark-non-cluster-for-masquerade"
+	chainServiceEPCheck  = "service-endpoints-check"
+	chainNodePortEPCheck = "nodeport-endpoints-check"
+	chainClusterIPsCheck = "cluster-ips-check"
+	chainFirewallCheck   = "firewall-check"
+	chainReject          = "reject-chain"
+	chainFirewallAllow   = "firewall-allow-check"
+
+	chainExternal                  = "external"
+	chainExternalLocal             = "external-local"
+	chainNodePort                  = "nodeport"
+	chainNodePortLocal             = "nodeport-local"
+	chainPickEndpoint              = "pick-endpoint"
+	chainPickLocalEndpoint         = "pick-local-endpoint"
+	chainPickNodePortEndpoint      = "pick-nodeport-endpoint"
+	chainPickNodePortLocalEndpoint = "pick-nodeport-local-endpoint"
+
+	priorityDstNAT  = -100
+	priorityFilter  = 0
+	prioritySrcNAT  = 100
+	priorityPreDNAT = priorityDstNAT - 10
+)
+
+// skeleton returns family f's fixed structure: every set and map, empty,
+// the base chains and the chains whose rules depend only on Options.
+func skeleton(f nft.Family, o Options) *nft.Table {
+	t := partialTable(f)
+	for _, bc := range baseChains {
+		base := bc.base
+		ch := &nft.Chain{Name: bc.name, Base: &base}
+		for _, stmts := range bc.rules {
+			ch.Rules = append(ch.Rules, nft.Rule{Stmts: stmts})
+		}
+		t.Chains = append(t.Chains, ch)
+	}
+	t.Chains = append(t.Chains, fixedChains(f, o)...)
+	if !o.MasqueradeAll && len(o.localCIDRs(f)) > 0 {
+		t.Chains = append(t.Chains, nonClusterChain(f, o))
+	}
+	return t
+}
+
+// partialTable is a table with every set, empty, and no chains: what
+// Tables.Update diffs to patch a table.
+func partialTable(f nft.Family) *nft.Table {
+	t := &nft.Table{Family: f, Name: nft.TableName}
+	for _, spec := range sets {
+		t.Sets = append(t.Sets, spec.set(f))
+	}
+	return t
+}
+
+type setSpec struct {
+	name    string
+	key     func(nft.Family) []nft.DataType // nil when declared by typeof
+	isMap   bool
+	comment string
+	// typeof and dataTypeof declare a set by the expressions that build its
+	// keys and values (nft.Set.Typeof): for keys with a numgen part.
+	typeof, dataTypeof []nft.Field
+}
+
+// sets are every set and map of the table: a fixed handful, whatever the
+// number of Services (see docs/ruleset.md for why).
+var sets = []setSpec{
+	{setClusterIPs, addrKey, false, "Active ClusterIPs", nil, nil},
+	{setNodePortIPs, addrKey, false, "IPs that accept NodePort traffic", nil, nil},
+	{setHairpin, pairKey, false, "Endpoints reaching themselves through a Service: masqueraded", nil, nil},
+	{mapServiceIPs, svcKey, true, "ClusterIP, ExternalIP and LoadBalancer IP traffic", nil, nil},
+	{mapServiceNodePorts, portKey, true, "NodePort traffic", nil, nil},
+	{mapNoEndpointServices, svcKey, true, "Service IPs and ports with no endpoints", nil, nil},
+	{mapNoEndpointNodePorts, portKey, true, "NodePorts of Services with no endpoints", nil, nil},
+	{mapFirewallIPs, svcKey, true, "Destinations subject to loadBalancerSourceRanges", nil, nil},
+	{setFirewallAllow, rangeKey, false, "Load-balancer IP, port and source range allowed by loadBalancerSourceRanges", nil, nil},
+	{mapEndpoints, nil, true, "Endpoints of Service IPs and ports: key . n*n+i is endpoint i of n", daddrProtoPortNum, addrPort},
+	{mapLocalEndpoints, nil, true, "This node's endpoints, for external traffic under externalTrafficPolicy Local", daddrProtoPortNum, addrPort},
+	{mapNodePortEndpoints, nil, true, "Endpoints of NodePorts: key . n*n+i is endpoint i of n", protoPortNum, addrPort},
+	{mapNodePortLocalEndpoints, nil, true, "This node's endpoints, for NodePorts under externalTrafficPolicy Local", protoPortNum, addrPort},
+	{setAffinity, nil, false, "ClientIP session affinity: client and the ID of a Service port's endpoint it was sent to",
+		[]nft.Field{nft.Saddr, nft.Number}, nil},
+}
+
+var (
+	daddrProtoPortNum = []nft.Field{nft.Daddr, nft.L4Proto, nft.Dport, nft.Number}
+	protoPortNum      = []nft.Field{nft.L4Proto, nft.Dport, nft.Number}
+	addrPort          = []nft.Field{nft.Daddr, nft.Dport}
+)
+
+// set returns the empty set or map spec describes in family f.
+func (spec setSpec) set(f nft.Family) *nft.Set {
+	s := &nft.Set{Name: spec.name, Map: spec.isMap, Comment: spec.comment}
+	if spec.key != nil {
+		s.Key = spec.key(f)
+	} else {
+		s.Typeof, s.DataTypeof = spec.typeof, spec.dataTypeof
+		s.Key, s.Data = typesOf(f, spec.typeof), typesOf(f, spec.dataTypeof)
+	}
+	switch spec.name {
+	case setFirewallAllow:
+		s.Interval = true
+	case setAffinity:
+		s.Dynamic, s.Size = true, affinitySize
+	}
+	return s
+}
+
+// The key types of the sets and maps, by family.
+func addrKey(f nft.Family) []nft.DataType { return []nft.DataType{nft.AddrType(f)} }
+func pairKey(f nft.Family) []nft.DataType { return []nft.DataType{nft.AddrType(f), nft.AddrType(f)} }
+func portKey(nft.Family) []nft.DataType {
+	return []nft.DataType{nft.TypeInetProto, nft.TypeInetService}
+}
+
+func svcKey(f nft.Family) []nft.DataType {
+	return []nft.DataType{nft.AddrType(f), nft.TypeInetProto, nft.TypeInetService}
+}
+
+func rangeKey(f nft.Family) []nft.DataType {
+	return []nft.DataType{nft.AddrType(f), nft.TypeInetProto, nft.TypeInetService, nft.AddrType(f)}
+}
+
+// typesOf returns the data types of the parts a typeof declaration names.
+func typesOf(f nft.Family, fields []nft.Field) []nft.DataType {
+	var out []nft.DataType
+	for _, field := range fields {
+		switch field {
+		case nft.Saddr, nft.Daddr:
+			out = append(out, nft.AddrType(f))
+		case nft.L4Proto:
+			out = append(out, nft.TypeInetProto)
+		case nft.Dport:
+			out = append(out, nft.TypeInetService)
+		case nft.Number:
+			out = append(out, nft.TypeInteger)
+		}
+	}
+	return out
+}
+
+// affinitySize bounds the session-affinity memory of a family: one element
+// per client and endpoint of a Service port. Without a size the kernel's
+// default would cap it at 65,535 clients for the whole node.
+const affinitySize = 1 << 20
+
+func newStmt(v nft.Verdict) []nft.Stmt { return []nft.Stmt{nft.MatchNew{}, v} }
+
+// baseChains are the hooks we attach to, with the jumps each one makes.
+var baseChains = []struct {
+	name  string
+	base  nft.Base
+	rules [][]nft.Stmt
+}{
+	{"filter-prerouting-pre-dnat", nft.Base{Type: "filter", Hook: "prerouting", Priority: priorityPreDNAT},
+		[][]nft.Stmt{newStmt(nft.JumpTo(chainFirewallCheck))}},
+	{"filter-output-pre-dnat", nft.Base{Type: "filter", Hook: "output", Priority: priorityPreDNAT},
+		[][]nft.Stmt{newStmt(nft.JumpTo(chainFirewallCheck))}},
+	{"filter-input", nft.Base{Type: "filter", Hook: "input", Priority: priorityFilter},
+		[][]nft.Stmt{newStmt(nft.JumpTo(chainNodePortEPCheck)), newStmt(nft.JumpTo(chainServiceEPCheck))}},
+	{"filter-forward", nft.Base{Type: "filter", Hook: "forward", Priority: priorityFilter},
+		[][]nft.Stmt{newStmt(nft.JumpTo(chainServiceEPCheck)), newStmt(nft.JumpTo(chainClusterIPsCheck))}},
+	{"filter-output", nft.Base{Type: "filter", Hook: "output", Priority: priorityFilter},
+		[][]nft.Stmt{newStmt(nft.JumpTo(chainServiceEPCheck)), newStmt(nft.JumpTo(chainClusterIPsCheck))}},
+	{"nat-prerouting", nft.Base{Type: "nat", Hook: "prerouting", Priority: priorityDstNAT},
+		[][]nft.Stmt{{nft.JumpTo(chainServices)}}},
+	{"nat-output", nft.Base{Type: "nat", Hook: "output", Priority: priorityDstNAT},
+		[][]nft.Stmt{{nft.JumpTo(chainServices)}}},
+	{"nat-postrouting", nft.Base{Type: "nat", Hook: "postrouting", Priority: prioritySrcNAT},
+		[][]nft.Stmt{{nft.JumpTo(chainMasquerading)}}},
+}
+
+var (
+	daddrProtoPort = []nft.Field{nft.Daddr, nft.L4Proto, nft.Dport}
+	protoPort      = []nft.Field{nft.L4Proto, nft.Dport}
+	daddr          = []nft.Field{nft.Daddr}
+)
+
+// rule is a rule of stmts, without a comment.
+func rule(stmts ...nft.Stmt) nft.Rule { return nft.Rule{Stmts: stmts} }
+
+// fixedChains returns the regular chains every table has. Their rules
+// depend only on Options, never on Services.
+func fixedChains(f nft.Family, o Options) []*nft.Chain {
+	mark := o.masqueradeMark()
+	markMasq := nft.SetMark{Op: nft.MarkOr, Bits: mark}
+	ret, drop := nft.Verdict{Kind: nft.Return}, nft.Verdict{Kind: nft.Drop}
+	return []*nft.Chain{
+		{Name: chainServices, Rules: servicesRules(f, o)},
+		{Name: chainMasquerading, Rules: []nft.Rule{
+			rule(nft.InSet{Keys: []nft.Field{nft.Saddr, nft.Daddr}, Set: setHairpin}, markMasq),
+			rule(nft.MatchMarkClear{Bits: mark}, ret),
+			rule(nft.SetMark{Op: nft.MarkXor, Bits: mark}),
+			rule(nft.Masquerade{}),
+		}},
+		{Name: chainMarkMasq, Rules: []nft.Rule{rule(markMasq)}},
+		{Name: chainServiceEPCheck, Rules: []nft.Rule{rule(nft.Vmap{Keys: daddrProtoPort, Map: mapNoEndpointServices})}},
+		{Name: chainNodePortEPCheck, Rules: []nft.Rule{rule(
+			nft.InSet{Keys: daddr, Set: setNodePortIPs}, nft.Vmap{Keys: protoPort, Map: mapNoEndpointNodePorts})}},
+		{Name: chainClusterIPsCheck, Rules: []nft.Rule{{
+			Stmts:   []nft.Stmt{nft.InSet{Keys: daddr, Set: setClusterIPs}, nft.Reject{}},
+			Comment: "ClusterIP on a port the Service does not have"}}},
+		{Name: chainFirewallCheck, Rules: []nft.Rule{rule(nft.Vmap{Keys: daddrProtoPort, Map: mapFirewallIPs})}},
+		{Name: chainFirewallAllow, Rules: []nft.Rule{
+			rule(nft.InSet{Keys: []nft.Field{nft.Daddr, nft.L4Proto, nft.Dport, nft.Saddr}, Set: setFirewallAllow}, ret),
+			{Stmts: []nft.Stmt{drop}, Comment: "source outside loadBalancerSourceRanges"},
+		}},
+		{Name: chainReject, Rules: []nft.Rule{rule(nft.Reject{})}},
+		{Name: chainExternal, Rules: entryRules(f, o, false, chainPickEndpoint, "")},
+		{Name: chainExternalLocal, Rules: entryRules(f, o, true, chainPickEndpoint, chainPickLocalEndpoint)},
+		{Name: chainNodePort, Rules: entryRules(f, o, false, chainPickNodePortEndpoint, "")},
+		{Name: chainNodePortLocal, Rules: entryRules(f, o, true, chainPickNodePortEndpoint, chainPickNodePortLocalEndpoint)},
+	}
+}
+
+// entryRules are the rules of a chain that NodePort, externalIP and
+// load-balancer traffic enters by: cluster picks from every endpoint of
+// the Service, local from this node's ("" when it has none).
+//
+// With externalTrafficPolicy Cluster the traffic is masqueraded (the
+// endpoint may be on another node, and its reply must come back through
+// this one) and sent to any endpoint.
+//
+// With Local it keeps its source address and goes only to this node's
+// endpoints, and is dropped when there are none. Traffic from pods (the
+// cluster CIDRs) and from the node itself is not "external": it still goes
+// to any endpoint, as kube-proxy's short-circuit rules do; the node's own
+// traffic is masqueraded, since its source (often the load-balancer IP
+// itself) would not route back from another node.
+func entryRules(f nft.Family, o Options, local bool, cluster, localChain string) []nft.Rule {
+	if !local {
+		return []nft.Rule{rule(nft.JumpTo(chainMarkMasq)), rule(nft.GotoChain(cluster))}
+	}
+	var rules []nft.Rule
+	for _, p := range o.localCIDRs(f) {
+		rules = append(rules, nft.Rule{Stmts: []nft.Stmt{nft.MatchAddr{Field: nft.Saddr, Prefix: p.Masked()}, nft.GotoChain(cluster)},
+			Comment: "short-circuit pod traffic"})
+	}
+	rules = append(rules,
+		nft.Rule{Stmts: []nft.Stmt{nft.MatchFibLocal{}, nft.JumpTo(chainMarkMasq)}, Comment: "masquerade local traffic"},
+		nft.Rule{Stmts: []nft.Stmt{nft.MatchFibLocal{}, nft.GotoChain(cluster)}, Comment: "short-circuit local traffic"})
+	if localChain != "" {
+		rules = append(rules, rule(nft.JumpTo(localChain)))
+	}
+	return append(rules, nft.Rule{Stmts: []nft.Stmt{nft.Verdict{Kind: nft.Drop}}, Comment: "no local endpoints"})
+}
+
+// servicesRules is the entry point from the nat hooks: masquerade marking
+// for ClusterIP traffic, then one verdict-map lookup for Service IPs and one
+// for NodePorts.
+func servicesRules(f nft.Family, o Options) []nft.Rule {
+	var rules []nft.Rule
+	clusterIP := nft.InSet{Keys: daddr, Set: setClusterIPs}
+	switch {
+	case o.MasqueradeAll:
+		rules = append(rules, rule(clusterIP, nft.JumpTo(chainMarkMasq)))
+	case len(o.localCIDRs(f)) > 0:
+		rules = append(rules, rule(clusterIP, nft.JumpTo(chainMarkNonCluster)))
+	}
+	return append(rules,
+		rule(nft.Vmap{Keys: daddrProtoPort, Map: mapServiceIPs}),
+		rule(nft.InSet{Keys: daddr, Set: setNodePortIPs}, nft.Vmap{Keys: protoPort, Map: mapServiceNodePorts}),
+	)
+}
+
+// nonClusterChain marks ClusterIP traffic from sources outside the cluster
+// for masquerading, so that replies from the endpoint come back through this
+// node. It is a chain of returns rather than a set so that any number of
+// CIDRs costs no set.
+func nonClusterChain(f nft.Family, o Options) *nft.Chain {
+	c := &nft.Chain{Name: chainMarkNonCluster}
+	for _, p := range o.localCIDRs(f) {
+		c.Rules = append(c.Rules, rule(nft.MatchAddr{Field: nft.Saddr, Prefix: p.Masked()}, nft.Verdict{Kind: nft.Return}))
+	}
+	c.Rules = append(c.Rules, rule(nft.JumpTo(chainMarkMasq)))
+	return c
+}

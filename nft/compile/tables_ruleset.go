@@ -1,0 +1,67 @@
+package compile
+
+import (
+	"sort"
+
+	"github.com/nftproxy/nftproxy/nft"
+)
+
+// Ruleset assembles the whole desired ruleset: one table for each family
+// that the node or any Service uses.
+func (c *Tables) Ruleset() nft.Ruleset {
+	rs := nft.Ruleset{}
+	for fi, fs := range c.fams {
+		if fs.used() {
+			rs[fs.family] = c.table(fi)
+		}
+	}
+	return rs
+}
+
+// table assembles family fi's table: the fixed skeleton, the node's
+// addresses, every unit's chains and the elements that are wanted.
+func (c *Tables) table(fi int) *nft.Table {
+	fs := c.fams[fi]
+	t := skeleton(fs.family, c.opts)
+	for _, ip := range c.opts.nodePortIPs(c.node, fs.family) {
+		addUnique(t.Set(setNodePortIPs), nft.Element{Key: []nft.Value{{Addr: ip}}})
+	}
+	byName := make(map[string]*nft.Set, len(t.Sets))
+	for _, s := range t.Sets {
+		byName[s.Name] = s
+	}
+	for _, se := range fs.shared {
+		if se.count > 0 {
+			byName[se.claim.set].Elements = append(byName[se.claim.set].Elements, se.claim.element())
+		}
+	}
+	for _, ct := range fs.contests {
+		if w := ct.winner; w != nil {
+			w.addTo(t)
+		}
+	}
+	for m := range listMaps {
+		t.Chains = append(t.Chains, fs.rungs.pickChain(m))
+	}
+	var chains []*nft.Chain
+	for _, u := range c.units {
+		chains = append(chains, u.families[fi].chains...)
+	}
+	sort.Slice(chains, func(i, j int) bool { return chains[i].Name < chains[j].Name })
+	t.Chains = append(t.Chains, chains...)
+	for _, s := range t.Sets {
+		s.SortElements()
+	}
+	return t
+}
+
+// addUnique adds e to s unless s has an element with the same key.
+func addUnique(s *nft.Set, e nft.Element) {
+	text := s.KeyText(e.Key)
+	for _, o := range s.Elements {
+		if s.KeyText(o.Key) == text {
+			return
+		}
+	}
+	s.Elements = append(s.Elements, e)
+}

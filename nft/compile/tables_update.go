@@ -1,0 +1,214 @@
+package compile
+
+import (
+	"sort"
+
+	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/proxy/model"
+)
+
+// Update brings c to snap, where only the Services named in changed
+// ("namespace/name": Services created, deleted or changed, or whose
+// EndpointSlices changed) differ from the snapshot c was built or last
+// updated from. It recompiles those Services only and returns the plan that
+// turns the tables c described before into the ones it describes now: their
+// chains, the elements they claim, and the elements other Services win or
+// lose because of them.
+func (c *Tables) Update(snap *model.Snapshot, changed map[string]bool) *nft.Plan {
+	c.order = orderOf(snap)
+	keys := make([]string, 0, len(changed))
+	for k := range changed {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	comp := &compiler{opts: c.opts, node: c.node, slices: slicesOf(snap.Slices, changed)}
+	olds, news := make([]*unit, len(keys)), make([]*unit, len(keys))
+	for i, key := range keys {
+		olds[i] = c.units[key]
+		if pos, ok := c.order[key]; ok {
+			news[i] = comp.compileService(&snap.Services[pos])
+		}
+		c.setUnit(key, news[i])
+	}
+	p := &nft.Plan{}
+	for fi := range c.fams {
+		p.Append(c.updateFamily(fi, olds, news))
+	}
+	return p
+}
+
+// slicesOf indexes the EndpointSlices of the changed Services only.
+func slicesOf(all []model.EndpointSlice, changed map[string]bool) map[string][]*model.EndpointSlice {
+	idx := map[string][]*model.EndpointSlice{}
+	for i := range all {
+		s := &all[i]
+		if key := s.Namespace + "/" + s.Service; changed[key] {
+			idx[key] = append(idx[key], s)
+		}
+	}
+	return idx
+}
+
+// updateFamily replaces the units olds by news in family fi and returns
+// the operations on its table. The diff is taken between two partial
+// tables that hold only what the change touches: the chains of the changed
+// Services and the elements whose presence or winner may have changed.
+func (c *Tables) updateFamily(fi int, olds, news []*unit) []nft.Op {
+	fs := c.fams[fi]
+	was := fs.used()
+	before, after := partialTable(fs.family), partialTable(fs.family)
+	owned, shared := touchedKeys(fi, olds, news)
+	for key := range fs.contested {
+		owned[key] = true
+	}
+	winners := fs.winners(owned)
+	counts := fs.counts(shared)
+	picks := fs.pickChains()
+	for i := range olds {
+		if olds[i] != nil {
+			before.Chains = append(before.Chains, olds[i].families[fi].chains...)
+			fs.remove(olds[i], fi)
+		}
+		if news[i] != nil {
+			after.Chains = append(after.Chains, news[i].families[fi].chains...)
+			fs.add(news[i], fi)
+		}
+	}
+	fs.settleOwned(owned, winners, c.order, before, after)
+	fs.settleShared(shared, counts, before, after)
+	fs.changedPickChains(picks, before, after)
+	// Both partial tables have every set and no base chain: the differ
+	// patches one into the other.
+	now := fs.used()
+	switch {
+	case !was && !now:
+		return nil
+	case !now:
+		return nft.DiffTable(fs.family, before, nil) // deletes the table
+	case !was:
+		return nft.DiffTable(fs.family, nil, c.table(fi)) // adds it whole
+	}
+	return nft.DiffTable(fs.family, before, after)
+}
+
+// touchedKeys returns the exclusive and the shared keys that the units
+// claim in family fi.
+func touchedKeys(fi int, units ...[]*unit) (owned, shared map[string]bool) {
+	owned, shared = map[string]bool{}, map[string]bool{}
+	for _, us := range units {
+		for _, u := range us {
+			if u == nil {
+				continue
+			}
+			for _, cl := range u.families[fi].claims {
+				if cl.owner == "" {
+					shared[cl.key] = true
+				} else {
+					owned[cl.key] = true
+				}
+			}
+		}
+	}
+	return owned, shared
+}
+
+func (fs *familyState) winners(keys map[string]bool) map[string]*claim {
+	out := make(map[string]*claim, len(keys))
+	for key := range keys {
+		if ct := fs.contests[key]; ct != nil {
+			out[key] = ct.winner
+		}
+	}
+	return out
+}
+
+func (fs *familyState) counts(keys map[string]bool) map[string]int {
+	out := make(map[string]int, len(keys))
+	for key := range keys {
+		if se := fs.shared[key]; se != nil {
+			out[key] = se.count
+		}
+	}
+	return out
+}
+
+// settleOwned settles the contests over keys again and puts each key's
+// previous winner's element in before and its new winner's in after.
+func (fs *familyState) settleOwned(keys map[string]bool, prev map[string]*claim, order map[string]int, before, after *nft.Table) {
+	for _, key := range sortedKeys(keys) {
+		ct := fs.contests[key]
+		var now *claim
+		if ct != nil && len(ct.claims) == 0 {
+			delete(fs.contests, key)
+		} else if ct != nil {
+			ct.settle(order)
+			now = ct.winner
+		}
+		was := prev[key]
+		if sameClaim(was, now) {
+			continue
+		}
+		fs.rungs.add(was, -1)
+		fs.rungs.add(now, 1)
+		if was != nil {
+			was.addTo(before)
+		}
+		if now != nil {
+			now.addTo(after)
+		}
+	}
+}
+
+// pickChains returns the pick chain of every endpoint map.
+func (fs *familyState) pickChains() []*nft.Chain {
+	out := make([]*nft.Chain, len(listMaps))
+	for m := range listMaps {
+		out[m] = fs.rungs.pickChain(m)
+	}
+	return out
+}
+
+// changedPickChains puts each pick chain whose rungs changed since prev in
+// before (as it was) and after (as it is now).
+func (fs *familyState) changedPickChains(prev []*nft.Chain, before, after *nft.Table) {
+	for m, was := range prev {
+		if now := fs.rungs.pickChain(m); !was.Equal(now) {
+			before.Chains = append(before.Chains, was)
+			after.Chains = append(after.Chains, now)
+		}
+	}
+}
+
+// settleShared puts each shared element that existed in before and each
+// that exists now in after; an element nobody adds any more is forgotten.
+func (fs *familyState) settleShared(keys map[string]bool, prev map[string]int, before, after *nft.Table) {
+	for _, key := range sortedKeys(keys) {
+		se := fs.shared[key]
+		set, elem := se.claim.set, se.claim.element()
+		if prev[key] > 0 {
+			before.Set(set).Elements = append(before.Set(set).Elements, elem)
+		}
+		if se.count > 0 {
+			after.Set(set).Elements = append(after.Set(set).Elements, elem)
+		} else {
+			delete(fs.shared, key)
+		}
+	}
+}
+
+// sameClaim reports whether two winning claims program the same element.
+func sameClaim(a, b *claim) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.set == b.set && a.key == b.key && a.verdict == b.verdict && a.data == b.data && a.lists == b.lists
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
