@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prints how nftproxy's metrics differ from kube-proxy's (nftables mode, the
-# k8s.io/kubernetes version pinned in hack/tools/kubeproxy-metrics/go.mod):
+# k8s.io/kubernetes version pinned in hack/tools/kubernetes/go.mod):
 # "=" the same name, type, labels and buckets, "-" kube-proxy's only (with
 # the reason), "+" nftproxy's only. It first asks kube-proxy's own code for
 # its list and fails if proxy/metrics/testdata/kube-proxy-metrics.txt, which
@@ -9,11 +9,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 golden=proxy/metrics/testdata/kube-proxy-metrics.txt
-fresh="$(cd hack/tools/kubeproxy-metrics && nice -n 15 go run .)"
+fresh="$(cd hack/tools/kubernetes && nice -n 15 go run ./kubeproxy-metrics)"
 if [ "$fresh" != "$(cat "$golden")" ]; then
 	diff -u "$golden" <(printf '%s\n' "$fresh") || true
 	echo "metrics-diff: $golden is not what kube-proxy registers: write the output of" >&2
-	echo "  (cd hack/tools/kubeproxy-metrics && go run .) to it" >&2
+	echo "  (cd hack/tools/kubernetes && go run ./kubeproxy-metrics) to it" >&2
 	exit 1
 fi
 head -n 1 "$golden"

@@ -243,6 +243,42 @@ func TestSessionAffinityAcrossEntryPoints(t *testing.T) {
 	}
 }
 
+// TestSessionAffinityTimeout: a client is remembered for the Service's
+// timeout and no longer. Within it every new connection goes to the same
+// endpoint; once the timeout has passed without a connection, the kernel
+// lists no element for the client and the next connection is chosen at
+// random again, so a later one lands on another endpoint. Upstream's e2e
+// "session affinity timeout" tests check this with 125 s on a real node.
+func TestSessionAffinityTimeout(t *testing.T) {
+	const seconds, rounds = 2, 30
+	c := lab.NewCluster(t, 3)
+	p := newProxy(t, c)
+	pt := port{name: "http", proto: model.TCP, port: 80, target: 8080}
+	svc := service("sticky-timeout", addrs("10.96.0.94"), pt)
+	svc.AffinitySeconds = seconds
+	var eps []netip.Addr
+	for _, b := range c.Backends {
+		serve(t, pt, b, b.IPv4)
+		eps = append(eps, b.IPv4)
+	}
+	addr := lab.AddrPort(svc.ClusterIPs[0], 80)
+	p.sync(t, snapshot(svc, []port{pt}, eps...))
+	first := sameBackend(t, c.Client, addr, 5)
+	// A uniform choice among 3 endpoints returns first in every one of
+	// 30 rounds with probability 3^-30.
+	for range rounds {
+		time.Sleep(seconds*time.Second + 500*time.Millisecond)
+		memory := nftIn(t, c.Node, "list", "set", string(nft.IPv4), nft.TableName, "affinity")
+		if strings.Contains(memory, "10.96.0.94") {
+			t.Fatalf("%ds after the last connection the client is still remembered:\n%s", seconds, memory)
+		}
+		if got := ask(t, c.Client, lab.TCP, "", addr).Name; got != first {
+			return
+		}
+	}
+	t.Fatalf("after %d timeouts every new connection still went to %s", rounds, first)
+}
+
 // generation is the node's ruleset generation.
 func generation(t *testing.T, p *proxy) uint32 {
 	t.Helper()

@@ -10,7 +10,7 @@ import (
 )
 
 // List returns every kubeproxy_ and nftproxy_ metric as registered, one
-// line each, sorted, in the form hack/tools/kubeproxy-metrics prints
+// line each, sorted, in the form hack/tools/kubernetes/kubeproxy-metrics prints
 // kube-proxy's:
 //
 //	NAME TYPE [LABEL,...] buckets=B1,B2,...

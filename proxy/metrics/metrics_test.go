@@ -21,7 +21,7 @@ var notExported = map[string]string{
 }
 
 // TestKubeProxyMetrics compares our metrics with kube-proxy's list
-// (testdata/kube-proxy-metrics.txt, printed by hack/tools/kubeproxy-metrics):
+// (testdata/kube-proxy-metrics.txt, printed by hack/tools/kubernetes/kubeproxy-metrics):
 // each of kube-proxy's is ours with the same type, labels and buckets, or
 // is in notExported; what we add is named nftproxy_*. It logs the
 // difference, one metric a line: "=" the same, "-" kube-proxy's only, "+"

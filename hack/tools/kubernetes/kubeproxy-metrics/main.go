@@ -100,7 +100,7 @@ func main() {
 		lines = append(lines, line(e.fqName, e.typ, labels, e.buckets))
 	}
 	slices.Sort(lines)
-	fmt.Printf("# kube-proxy %s, nftables mode, default feature gates (hack/tools/kubeproxy-metrics)\n", kubernetesVersion())
+	fmt.Printf("# kube-proxy %s, nftables mode, default feature gates (hack/tools/kubernetes/kubeproxy-metrics)\n", kubernetesVersion())
 	fmt.Println(strings.Join(lines, "\n"))
 }
 
