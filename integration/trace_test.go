@@ -60,6 +60,7 @@ var traceScenarios = []struct {
 	{"externalTrafficPolicy Local", traceExternalLocal},
 	{"internalTrafficPolicy Local", traceInternalLocal},
 	{"no endpoints", traceNoEndpoints},
+	{"unallocated ClusterIP", traceUnallocated},
 	{"terminating endpoints", traceTerminating},
 	{"session affinity", traceAffinity},
 }
@@ -339,6 +340,20 @@ func traceNoEndpoints(t *testing.T, l *traceLab) {
 	l.check(l.pod(0), lab.TCP, "10.96.0.85:80")
 	l.check(l.outside(), lab.TCP, lab.AddrPort(l.c.NodeIPv4, 30085))
 	l.check(l.pod(0), lab.TCP, "10.96.0.85:81") // a port the Service does not have
+}
+
+func traceUnallocated(t *testing.T, l *traceLab) {
+	pt := port{name: "http", proto: model.TCP, port: 80, target: 8080}
+	svc := service("web", addrs("10.96.0.88"), pt)
+	l.serveAll(pt)
+	snap := snapshot(svc, []port{pt}, l.c.Backends[0].IPv4)
+	snap.ServiceCIDRs = []model.ServiceCIDR{{Name: "kubernetes", CIDRs: []netip.Prefix{netip.MustParsePrefix("10.96.0.0/16")}}}
+	l.p.sync(t, snap)
+	rep := l.check(l.pod(1), lab.TCP, "10.96.0.99:80") // in the ServiceCIDR, held by no Service
+	if !strings.HasPrefix(rep.Outcomes[0].Reason, "unallocated ClusterIP: 10.96.0.99 is in the ServiceCIDR 10.96.0.0/16") {
+		t.Errorf("reason %q", rep.Outcomes[0].Reason)
+	}
+	l.check(l.pod(1), lab.TCP, "10.96.0.88:80")
 }
 
 func traceTerminating(t *testing.T, l *traceLab) {

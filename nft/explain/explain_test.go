@@ -55,6 +55,12 @@ func TestOutcomes(t *testing.T) {
 		{"a NodePort on an address that takes none", "nodeport", "192.0.2.7", "198.51.100.9:30080", "tcp", "", "",
 			[]string{"1 accept 198.51.100.9:30080: tcp/30080 is the NodePort of demo/shop:http, but 198.51.100.9 does not accept " +
 				"NodePorts (nodeport-ips: 198.51.100.1): nftproxy does not change this packet"}},
+		{"unallocated ClusterIP", "servicecidr", "10.244.1.9", "10.96.0.99:80", "tcp", "", "",
+			[]string{"1 drop 10.96.0.99:80: unallocated ClusterIP: 10.96.0.99 is in the ServiceCIDR 10.96.0.0/16, but no Service holds it"}},
+		{"unallocated ClusterIP, IPv6", "servicecidr", "fd00:10:244::9", "[fd00:10:96::99]:80", "tcp", "", "",
+			[]string{"1 drop [fd00:10:96::99]:80: unallocated ClusterIP: fd00:10:96::99 is in the ServiceCIDR fd00:10:96::/108"}},
+		{"outside every ServiceCIDR", "servicecidr", "10.244.1.9", "10.98.0.1:80", "tcp", "", "",
+			[]string{"1 accept 10.98.0.1:80: not a Service address"}},
 		{"hairpin", "nodeport", "10.244.1.3", "10.96.0.20:80", "tcp", "", "demo/shop:http ClusterIP",
 			[]string{"1/2 accept 10.244.1.3:8080 masq", "1/2 accept 10.244.2.3:8080"}},
 	} {
@@ -130,22 +136,22 @@ func TestHealthCheckNodePort(t *testing.T) {
 		"that checks it sends no traffic here"})
 }
 
-// TestUnknownRules: a rule this package does not know, such as a drop of
-// unallocated ClusterIPs added to cluster-ips-check, is explained by its
-// comment, and without one by its text.
+// TestUnknownRules: a rule this package does not know, such as a drop a
+// newer nftproxy (or someone else) added to cluster-ips-check, is
+// explained by its comment, and without one by its text.
 func TestUnknownRules(t *testing.T) {
 	for _, tc := range []struct {
 		comment, want string
 	}{
-		{"ClusterIP not allocated by any ServiceCIDR", "1 drop 10.96.0.99:80: ClusterIP not allocated by any ServiceCIDR (drop rule 0 of chain cluster-ips-check)"},
-		{"", "1 drop 10.96.0.99:80: dropped by rule 0 of chain cluster-ips-check: ip daddr @service-cidrs drop"},
+		{"Address in a quarantined range", "1 drop 10.96.0.99:80: Address in a quarantined range (drop rule 0 of chain cluster-ips-check)"},
+		{"", "1 drop 10.96.0.99:80: dropped by rule 0 of chain cluster-ips-check: ip daddr @quarantine drop"},
 	} {
 		fx, rs := load(t, "clusterip")
 		tbl := rs[nft.IPv4]
-		tbl.Sets = append(tbl.Sets, &nft.Set{Name: "service-cidrs", Key: []nft.DataType{nft.TypeIPv4Addr}, Interval: true,
+		tbl.Sets = append(tbl.Sets, &nft.Set{Name: "quarantine", Key: []nft.DataType{nft.TypeIPv4Addr}, Interval: true,
 			Elements: []nft.Element{{Key: []nft.Value{{Prefix: mustPrefix("10.96.0.0/16")}}}}})
 		c := tbl.Chain("cluster-ips-check")
-		unallocated := nft.Rule{Stmts: []nft.Stmt{nft.InSet{Keys: []nft.Field{nft.Daddr}, Set: "service-cidrs"}, nft.Verdict{Kind: nft.Drop}},
+		unallocated := nft.Rule{Stmts: []nft.Stmt{nft.InSet{Keys: []nft.Field{nft.Daddr}, Set: "quarantine"}, nft.Verdict{Kind: nft.Drop}},
 			Comment: tc.comment}
 		c.Rules = append([]nft.Rule{unallocated}, c.Rules...)
 		rep, err := explain.Trace(tbl, request("10.244.1.9", "10.96.0.99:80", "tcp", ""), withCluster(fx))

@@ -31,7 +31,7 @@ func TestTableNames(t *testing.T) {
 		}
 	}
 	for _, s := range []string{setClusterIPs, setNodePortIPs, setHairpin, mapServiceIPs, mapServiceNodePorts,
-		mapNoEndpointServices, mapNoEndpointNodePorts, mapFirewallIPs, setFirewallAllow, setAffinity} {
+		mapNoEndpointServices, mapNoEndpointNodePorts, mapFirewallIPs, setFirewallAllow, setAffinity, setServiceCIDRs} {
 		if !sets[s] {
 			t.Errorf("no fixture has a set %q", s)
 		}
@@ -42,7 +42,8 @@ func TestTableNames(t *testing.T) {
 			t.Errorf("no fixture has a chain %q", c)
 		}
 	}
-	for _, c := range []string{commentNoLocal, commentSourceRange, commentWrongPort, commentLocalMasq, commentPodShortcut, commentLocalShortcut} {
+	for _, c := range []string{commentNoLocal, commentSourceRange, commentWrongPort, commentLocalMasq, commentPodShortcut, commentLocalShortcut,
+		commentUnallocated} {
 		if !comments[c] {
 			t.Errorf("no fixture has a rule commented %q", c)
 		}

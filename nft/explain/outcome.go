@@ -188,7 +188,8 @@ func (x *explainer) comments(steps []trace.Step, reason string) []string {
 }
 
 // explained are the comments of rules whose effect a reason says.
-var explained = map[string]bool{commentNoLocal: true, commentSourceRange: true, commentWrongPort: true, commentLocalMasq: true}
+var explained = map[string]bool{commentNoLocal: true, commentSourceRange: true, commentWrongPort: true, commentLocalMasq: true,
+	commentUnallocated: true}
 
 // commentWords say what the table's own commented rules mean.
 var commentWords = map[string]string{

@@ -28,6 +28,10 @@ func (x *explainer) dropReason(o trace.Outcome) string {
 		return x.sourceRangeReason()
 	case comment == commentNoLocal:
 		return x.noLocalReason()
+	case comment == commentUnallocated:
+		return fmt.Sprintf("unallocated ClusterIP: %s is in the ServiceCIDR %s, but no Service holds it: new connections "+
+			"are dropped, as kube-proxy does (a Service that was just deleted, or a wrong address)",
+			x.r.Dst.Addr(), valueString(last.Element))
 	case comment == commentWrongPort:
 		return fmt.Sprintf("port not defined: %s is a ClusterIP, but no Service has %s port %d on it",
 			x.r.Dst.Addr(), protoName(x.r.Proto), x.r.Dst.Port())
@@ -103,6 +107,15 @@ func allowedSources(t *nft.Table, dst netip.AddrPort, proto uint8) []netip.Prefi
 		}
 	}
 	return out
+}
+
+// valueString renders the one-part key of a set element: an address or a
+// prefix.
+func valueString(e nft.Element) string {
+	if len(e.Key) != 1 {
+		return "?"
+	}
+	return prefixOf(e.Key[0]).Masked().String()
 }
 
 // prefixOf is an address part of an interval set's key as a prefix: the

@@ -22,6 +22,7 @@ const (
 	mapFirewallIPs         = "firewall-ips"
 	setFirewallAllow       = "firewall-allow"
 	setAffinity            = "affinity"
+	setServiceCIDRs        = "service-cidrs"
 
 	chainServices        = "services"
 	chainMarkMasq        = "mark-for-masquerade"
@@ -41,6 +42,7 @@ const (
 	commentNoLocal     = "no local endpoints"
 	commentSourceRange = "source outside loadBalancerSourceRanges"
 	commentWrongPort   = "ClusterIP on a port the Service does not have"
+	commentUnallocated = "Address in a ServiceCIDR that no Service holds"
 	commentLocalMasq   = "masquerade local traffic"
 	commentPodShortcut = "short-circuit pod traffic"
 	// commentLocalShortcut is "short-circuit local traffic".
