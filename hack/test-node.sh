@@ -85,9 +85,26 @@ check "Pod -> ClusterIP $cluster_ip:80" k exec client -- curl -sS --max-time 3 "
 check "Pod -> Service name backend:80 (CoreDNS)" k exec client -- curl -sS --max-time 3 "http://backend/hostname"
 check "Pod -> NodePort $NODE_IP:$node_port" k exec client -- curl -sS --max-time 3 "http://$NODE_IP:$node_port/hostname"
 check "node -> NodePort $NODE_IP:$node_port" in_node curl -sS --max-time 3 "http://$NODE_IP:$node_port/hostname"
+
+# nftproxy trace, run in the DaemonSet's Pod (no shell in the image: the
+# binary alone) as docs/operations.md tells operators to: it predicts the
+# backend Pod for the client's connection, and finds the node's tables doing
+# what the API server's objects say (exit 0, not 3).
+backend_ip="$(k get pod backend -o jsonpath='{.status.podIP}')"
+client_ip="$(k get pod client -o jsonpath='{.status.podIP}')"
+trace_() { hack/kubectl.sh -n kube-system exec daemonset/nftproxy -- nftproxy trace "$@"; }
+predicts_backend() {
+	trace_ --src "$client_ip" --dst "$cluster_ip:80" -o json | grep -q "\"destination\": \"$backend_ip:8080\"" && echo backend
+}
+matches_api() {
+	trace_ --service "$ns/backend" --in-cluster --config /etc/nftproxy/config.conf >/dev/null && echo backend
+}
+check "trace: Pod -> ClusterIP is DNATed to the backend" predicts_backend
+check "trace --service --in-cluster: the tables do what the API says" matches_api
+checks=6
 if [ "$failures" -gt 0 ]; then
 	hack/kubectl.sh -n kube-system logs daemonset/nftproxy --tail=30 >&2 || true
-	echo "test-node: $((4 - failures)) passed, $failures failed" >&2
+	echo "test-node: $((checks - failures)) passed, $failures failed" >&2
 	exit 1
 fi
-echo "test-node: 4 passed, 0 failed" >&2
+echo "test-node: $checks passed, 0 failed" >&2
