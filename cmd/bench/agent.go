@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -39,6 +40,7 @@ func parseAgentFlags(args []string) (agentConfig, error) {
 	fs.StringVar(&c.logs, "logs", "", "keep the proxies' logs and configuration under this directory (default: a temporary one, removed)")
 	fs.StringVar(&c.jsonOut, "json", "", "also write every run as JSON to this file (for bench plot)")
 	fs.StringVar(&c.svg, "svg", "", "also draw cold sync time and peak memory against cluster size to this SVG file")
+	fs.StringVar(&c.lock, "lock", "", "a lock file shared with others' heavy work: held shared while loading the API, exclusive while a proxy is measured (flock)")
 	fs.StringVar(&c.bins.nftproxy, "nftproxy", "bin/nftproxy", "the nftproxy binary")
 	fs.StringVar(&c.bins.kubeProxy, "kube-proxy", "", "the kube-proxy binary (hack/kube-binary.sh kube-proxy)")
 	if err := fs.Parse(args); err != nil {
@@ -100,7 +102,7 @@ func runAgent(args []string, stdout io.Writer) error {
 	m.finish()
 	res.Machine = m.String()
 	if len(res.Runs) > 0 {
-		writeAgentReport(stdout, c, res)
+		writeAgentReport(stdout, res)
 		if err := saveAgent(c, res); err != nil {
 			return err
 		}
@@ -113,8 +115,14 @@ func runAgent(args []string, stdout io.Writer) error {
 
 // agentSizes measures each size in turn, growing the API's cluster.
 func agentSizes(t testing.TB, c agentConfig, res *agentResults) {
+	l, err := openLock(c.lock)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	t.Cleanup(l.close)
 	a := startAPI(t)
 	for _, s := range c.sizes {
+		l.hold(t, false)
 		a.resize(t, s.services, s.endpoints)
 		for run := range c.runs {
 			for _, kind := range c.proxies {
@@ -123,7 +131,9 @@ func agentSizes(t testing.TB, c agentConfig, res *agentResults) {
 					continue
 				}
 				progress("size %s, run %d/%d: %s", s, run+1, c.runs, kind)
+				l.hold(t, true)
 				r, err := measureProxy(a, c, kind, s)
+				l.hold(t, false)
 				if err != nil {
 					t.Fatalf("size %s, %s: %v", s, kind, err)
 				}
@@ -208,4 +218,42 @@ func runPlot(args []string) error {
 		all = append(all, res)
 	}
 	return writeFile(*out, func(w io.Writer) error { return drawScale(w, all) })
+}
+
+// runLock is -lock: the machine's shared lock for heavy work, held shared
+// while the API is loaded and exclusive while a proxy is measured, so that
+// the exclusive windows stay short. Without -lock it does nothing.
+type runLock struct{ f *os.File }
+
+func openLock(path string) (*runLock, error) {
+	if path == "" {
+		return &runLock{}, nil
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("-lock: %w", err)
+	}
+	return &runLock{f: f}, nil
+}
+
+// hold takes the lock exclusive or shared, waiting for it (flock converts
+// a lock already held).
+func (l *runLock) hold(t testing.TB, exclusive bool) {
+	if l.f == nil {
+		return
+	}
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX
+		progress("waiting for the exclusive lock %s (load %s)", l.f.Name(), loadAverage())
+	}
+	if err := syscall.Flock(int(l.f.Fd()), how); err != nil {
+		t.Fatalf("lock %s: %v", l.f.Name(), err)
+	}
+}
+
+func (l *runLock) close() {
+	if l.f != nil {
+		l.f.Close() // releases the lock
+	}
 }

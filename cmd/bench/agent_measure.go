@@ -19,14 +19,20 @@ import (
 type agentRun struct {
 	Proxy string
 	Size  string
+	// Load is the load average (1, 5, 15 min) when the run started.
+	Load string
 	// Cold is the cold full sync: from the proxy's exec to the moment the
 	// first and the last Service's service-ips elements are both in the
 	// kernel; 0 when ColdTimeout passed first.
 	Cold, ColdTimeout float64
-	// ColdCPU is the CPU the proxy (and its children) used until then.
-	ColdCPU float64
-	// FirstSync is the proxy's own duration of its first sync
-	// (kubeproxy_sync_proxy_rules_duration_seconds), 0 when unknown.
+	// StartCPU is the CPU the proxy (and its waited-for children) used
+	// from its start until its syncs stopped (its sync count unchanged for
+	// 3 s after the cold sync): read at the cold sync itself, it would miss
+	// the kernel time of kube-proxy's last nft, not yet reaped.
+	StartCPU float64
+	// FirstSync is the proxy's own duration of its first sync, from
+	// kubeproxy_sync_proxy_rules_duration_seconds (kube-proxy: its first
+	// sync of each IP family, summed), 0 when unknown.
 	FirstSync float64
 	// Changes holds, by kind, each one-Service change's network
 	// programming latency and sync duration, from the metrics.
@@ -73,6 +79,7 @@ type agentConfig struct {
 	kpOnceAbove  int
 	kpMax        int
 	logs         string
+	lock         string
 	jsonOut, svg string
 	bins         binaries
 }
@@ -95,7 +102,7 @@ func serviceKey(i int) []nft.Value {
 // measureProxy runs one proxy once on the API's cluster in a node of its
 // own and measures it.
 func measureProxy(a *api, c agentConfig, kind proxyKind, s size) (agentRun, error) {
-	r := agentRun{Proxy: string(kind), Size: s.String(), ColdTimeout: c.coldTimeout.Seconds()}
+	r := agentRun{Proxy: string(kind), Size: s.String(), ColdTimeout: c.coldTimeout.Seconds(), Load: loadAverage()}
 	n, err := newNode(a.ns)
 	if err != nil {
 		return r, err
@@ -134,9 +141,15 @@ func measureRunning(a *api, c agentConfig, n *node, p *process, s size, r *agent
 	if err != nil {
 		return err
 	}
-	if h := first[metricSync]; h.count == 1 {
+	// kube-proxy runs a proxier per IP family: its first syncs are two.
+	if h := first[metricSync]; h.count <= 2 {
 		r.FirstSync = h.sum
 	}
+	cpu, err := p.cpu()
+	if err != nil {
+		return err
+	}
+	r.StartCPU = cpu.Seconds()
 	if err := measureChanges(a, c, sc, p, s, r); err != nil {
 		return err
 	}
@@ -172,9 +185,7 @@ func waitCold(n *node, p *process, s size, timeout time.Duration, r *agentRun) e
 		}
 	}
 	r.Cold = time.Since(p.start).Seconds()
-	cpu, err := p.cpu()
-	r.ColdCPU = cpu.Seconds()
-	return err
+	return nil
 }
 
 // waitQuiet waits until the proxy has finished syncing: its sync count

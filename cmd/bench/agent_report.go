@@ -10,7 +10,7 @@ import (
 
 // writeAgentReport prints, for each size, a table of medians with one
 // column per proxy, then (for several sizes) the sizes side by side.
-func writeAgentReport(w io.Writer, c agentConfig, res *agentResults) {
+func writeAgentReport(w io.Writer, res *agentResults) {
 	fmt.Fprintf(w, "Machine: %s.\n\nVersions: %s.\n", res.Machine, versionText(res.Versions))
 	sizes := resultSizes(res)
 	for _, s := range sizes {
@@ -100,8 +100,8 @@ func agentRows(s size) []agentRow {
 	k := s.endpoints
 	rows := []agentRow{
 		{"cold full sync: exec to every Service in the kernel", func(r agentRun) []float64 { return one(r.Cold) }, seconds},
-		{"CPU used until then (user + system, children included)", func(r agentRun) []float64 { return one(r.ColdCPU) }, seconds},
-		{"its first sync, by its own sync_proxy_rules_duration_seconds", func(r agentRun) []float64 { return one(r.FirstSync) }, seconds},
+		{"CPU used from its start until its syncs stop (user + system, children included)", func(r agentRun) []float64 { return one(r.StartCPU) }, seconds},
+		{"its first sync, by its own sync_proxy_rules_duration_seconds (kube-proxy: IPv4 + IPv6)", func(r agentRun) []float64 { return one(r.FirstSync) }, seconds},
 	}
 	for _, c := range []struct{ kind, what string }{
 		{"replace", fmt.Sprintf("one endpoint's address replaced (%d endpoints)", k)},
@@ -154,6 +154,13 @@ func writeSizeTable(w io.Writer, res *agentResults, sizeText string) {
 		fmt.Fprintln(w)
 	}
 	writeColdTimeouts(w, res, sizeText)
+	var loads []string
+	for _, r := range res.Runs {
+		if r.Size == sizeText {
+			loads = append(loads, strings.Fields(r.Load + " ?")[0])
+		}
+	}
+	fmt.Fprintf(w, "\nLoad average (1 min) at the start of each run, in order: %s.\n", strings.Join(loads, ", "))
 }
 
 func btoi(b bool) int {
