@@ -68,8 +68,15 @@ func (s *Set) definition() *Set {
 }
 
 // SortElements sorts s's elements by their text so that output and plans
-// are deterministic.
+// are deterministic; a one-part interval set's by address, as nft lists
+// them.
 func (s *Set) SortElements() {
+	if s.Interval && len(s.Key) == 1 {
+		slices.SortFunc(s.Elements, func(a, b Element) int {
+			return a.Key[0].Prefix.Addr().Compare(b.Key[0].Prefix.Addr())
+		})
+		return
+	}
 	keys := make([]string, len(s.Elements))
 	for i, e := range s.Elements {
 		keys[i] = s.ElementText(e)

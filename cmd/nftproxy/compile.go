@@ -39,8 +39,10 @@ func parseFlags(name string, args []string, stderr io.Writer, register func(*pfl
 	return nil
 }
 
-// compileManifests loads the manifests and compiles them; problems with
-// single objects are printed as warnings and the objects left out.
+// compileManifests loads the manifests and compiles them. Every object
+// read but not programmed (other kinds, headless Services, ...) is named
+// on stderr; problems with single objects are printed as warnings and the
+// objects left out.
 func (m *manifestFlags) compileManifests(stderr io.Writer) (nft.Ruleset, error) {
 	if len(m.files) == 0 {
 		return nil, fmt.Errorf("no manifests: pass -f PATH")
@@ -52,6 +54,9 @@ func (m *manifestFlags) compileManifests(stderr io.Writer) (nft.Ruleset, error) 
 	res, err := manifest.Load(m.files)
 	if err != nil {
 		return nil, err
+	}
+	for _, s := range res.Skipped {
+		fmt.Fprintf(stderr, "ignored: %s\n", s)
 	}
 	node, err := pickNode(res.Nodes, m.nodeName, stderr)
 	if err != nil {

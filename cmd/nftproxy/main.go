@@ -55,8 +55,9 @@ Usage:
       The node agent: watch the API server and keep this network namespace's
       nftables rules in step. Run 'nftproxy run --help' for the flags.
   nftproxy compile -f PATH [-f PATH...] [--node-name N] [--config FILE]
-      Print the nftables ruleset the manifests (Services, EndpointSlices, Nodes;
-      YAML or JSON files or directories) compile to. Needs no root and no cluster.
+      Print the nftables ruleset the manifests (Services, EndpointSlices, Nodes,
+      ServiceCIDRs; YAML or JSON files or directories) compile to; objects of
+      other kinds are named on stderr and ignored. Needs no root and no cluster.
   nftproxy apply -f PATH [-f PATH...] [--node-name N] [--config FILE]
       Program the current network namespace once, in one transaction; run again
       with changed manifests to apply only the difference.

@@ -29,6 +29,10 @@ type builder struct {
 	sets   map[string]*nft.Set // definitions only (for KeyText); never hold elements
 	chains []*nft.Chain
 	claims []claim
+	// noLocal counts the ports with endpoints but none on this node whose
+	// internal (0) or external (1) traffic policy is Local: their traffic
+	// of that kind is dropped here (for metrics).
+	noLocal [2]int
 }
 
 // claim is an element a Service asks for. An owned claim (owner set) is

@@ -109,24 +109,18 @@ func newRungs() rungs {
 	return r
 }
 
-// add counts (delta 1) or uncounts (delta -1) the lists of cl. It returns
-// the maps whose set of lengths changed.
-func (r rungs) add(cl *claim, delta int) (changed []int) {
+// add counts (delta 1) or uncounts (delta -1) the lists of cl.
+func (r rungs) add(cl *claim, delta int) {
 	if cl == nil || cl.lists == "" {
-		return nil
+		return
 	}
 	for _, l := range unpackLists(cl.lists) {
 		n := len(l.eps)
-		before := r[l.m][n]
 		r[l.m][n] += delta
 		if r[l.m][n] == 0 {
 			delete(r[l.m], n)
 		}
-		if (before == 0) != (r[l.m][n] == 0) {
-			changed = append(changed, l.m)
-		}
 	}
-	return changed
 }
 
 // pickChain is the chain that picks from listMaps[m]: a rung per length.

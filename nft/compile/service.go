@@ -63,6 +63,9 @@ func (c *compiler) servicePort(b *builder, ref portRef, clusterIPs []netip.Addr)
 		c.noEndpoints(b, ref, clusterIPs, external)
 		return
 	}
+	if len(sets.local) == 0 {
+		b.countNoLocal(ref.svc)
+	}
 	// Hairpin traffic (a pod reaching itself through a Service) is DNATed
 	// on the pod's own node only: endpoints on other nodes need no element.
 	// An endpoint that names no node might be here.

@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/nftproxy/nftproxy/nft"
@@ -26,6 +27,7 @@ func (c *Tables) table(fi int) *nft.Table {
 	for _, ip := range c.opts.nodePortIPs(c.node, fs.family) {
 		addUnique(t.Set(setNodePortIPs), nft.Element{Key: []nft.Value{{Addr: ip}}})
 	}
+	t.Set(setServiceCIDRs).Elements = slices.Clone(fs.cidrs)
 	byName := make(map[string]*nft.Set, len(t.Sets))
 	for _, s := range t.Sets {
 		byName[s.Name] = s

@@ -21,6 +21,9 @@ import (
 
 // encodeElements returns elems as elements of s.
 func encodeElements(s *nft.Set, elems []nft.Element) []nftables.SetElement {
+	if isRangeSet(s) {
+		return encodeRanges(elems)
+	}
 	out := make([]nftables.SetElement, len(elems))
 	for i, e := range elems {
 		out[i].Key = encodeKey(s.Key, e.Key)

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 
 	"github.com/nftproxy/nftproxy/proxy/kube"
 	"github.com/nftproxy/nftproxy/proxy/model"
@@ -71,6 +72,22 @@ func triggerTime(s *discoveryv1.EndpointSlice) time.Time {
 		return time.Time{}
 	}
 	return t
+}
+
+// setServiceCIDR records a ServiceCIDR; nil means deleted. The API
+// server validates ServiceCIDRs, so one that does not convert is only
+// logged, and left out like a deleted one.
+func (a *Agent) setServiceCIDR(key string, sc *networkingv1.ServiceCIDR) {
+	var m *model.ServiceCIDR
+	if sc != nil {
+		var err error
+		if m, err = kube.ConvertServiceCIDR(sc); err != nil {
+			a.logger.Error(err, "ServiceCIDR not programmed", "serviceCIDR", key)
+		}
+	}
+	if a.tracker.SetServiceCIDR(key, m) {
+		a.changed(nil)
+	}
 }
 
 // setNode records this node's Node; nil means deleted. The node's IPs and

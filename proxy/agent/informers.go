@@ -17,13 +17,16 @@ import (
 	"github.com/nftproxy/nftproxy/proxy/kube"
 )
 
-// watches are the three informers watches the agent keeps.
+// watches are the informers the agent keeps.
 type watches struct {
-	cluster, node informers.SharedInformerFactory
-	services      cache.SharedIndexInformer
-	slices        cache.SharedIndexInformer
-	nodes         cache.SharedIndexInformer
-	hasSynced     []cache.InformerSynced
+	cluster, node, cidrs informers.SharedInformerFactory
+	services             cache.SharedIndexInformer
+	slices               cache.SharedIndexInformer
+	nodes                cache.SharedIndexInformer
+	serviceCIDRs         cache.SharedIndexInformer
+	// hasSynced gates the first sync: Services, EndpointSlices and the
+	// Node. ServiceCIDRs do not gate it (see addHandlers).
+	hasSynced []cache.InformerSynced
 }
 
 // proxySelector leaves out, at the API server, what kube-proxy leaves out:
@@ -45,10 +48,12 @@ func newWatches(client kubernetes.Interface, nodeName string) watches {
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", nodeName).String()
 		}))
+	inf.cidrs = informers.NewSharedInformerFactory(client, 0)
 	inf.services = inf.cluster.Core().V1().Services().Informer()
 	inf.slices = inf.cluster.Discovery().V1().EndpointSlices().Informer()
 	inf.nodes = inf.node.Core().V1().Nodes().Informer()
-	for _, i := range []cache.SharedIndexInformer{inf.services, inf.slices, inf.nodes} {
+	inf.serviceCIDRs = inf.cidrs.Networking().V1().ServiceCIDRs().Informer()
+	for _, i := range []cache.SharedIndexInformer{inf.services, inf.slices, inf.nodes, inf.serviceCIDRs} {
 		_ = i.SetTransform(trim) // fails only once started
 	}
 	return inf
@@ -57,6 +62,7 @@ func newWatches(client kubernetes.Interface, nodeName string) watches {
 func (inf *watches) start(ctx context.Context) {
 	inf.cluster.Start(ctx.Done())
 	inf.node.Start(ctx.Done())
+	inf.cidrs.Start(ctx.Done())
 }
 
 // addHandlers connects the informers to the agent's record functions.
@@ -83,6 +89,13 @@ func (inf *watches) addHandlers(a *Agent) error {
 			return fmt.Errorf("add informer handler: %w", err)
 		}
 		inf.hasSynced = append(inf.hasSynced, reg.HasSynced)
+	}
+	// ServiceCIDRs only add drops for addresses no Service holds, and are
+	// programmed whenever they arrive, as kube-proxy does: a cluster
+	// without the API (before 1.33) or a ClusterRole from before it must
+	// not keep the agent from programming Services.
+	if _, err := inf.serviceCIDRs.AddEventHandler(handler(a.setServiceCIDR)); err != nil {
+		return fmt.Errorf("add informer handler: %w", err)
 	}
 	return nil
 }

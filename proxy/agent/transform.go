@@ -3,6 +3,7 @@ package agent
 import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -28,6 +29,8 @@ func trim(obj any) (any, error) {
 			ep := &o.Endpoints[i]
 			ep.TargetRef, ep.Hostname, ep.DeprecatedTopology = nil, nil, nil
 		}
+	case *networkingv1.ServiceCIDR:
+		o.Annotations, o.Status = nil, networkingv1.ServiceCIDRStatus{}
 	case *corev1.Node:
 		o.Annotations = nil
 		o.Status = corev1.NodeStatus{Addresses: o.Status.Addresses}
