@@ -2,7 +2,6 @@ package tracker
 
 import (
 	"maps"
-	"slices"
 	"time"
 
 	"github.com/nftproxy/nftproxy/proxy/model"
@@ -65,17 +64,7 @@ func (t *Tracker) Pending() (services, endpoints int) {
 	return len(t.svcChanged), len(t.epChanged)
 }
 
-// snapshot copies the current objects in key order; t.mu is held.
+// snapshot returns the current objects in key order; t.mu is held.
 func (t *Tracker) snapshot() *model.Snapshot {
-	s := &model.Snapshot{
-		Services: make([]model.Service, 0, len(t.services)),
-		Slices:   make([]model.EndpointSlice, 0, len(t.slices)),
-	}
-	for _, k := range slices.Sorted(maps.Keys(t.services)) {
-		s.Services = append(s.Services, *t.services[k])
-	}
-	for _, k := range slices.Sorted(maps.Keys(t.slices)) {
-		s.Slices = append(s.Slices, *t.slices[k])
-	}
-	return s
+	return &model.Snapshot{Services: t.services.snapshot(), Slices: t.slices.snapshot()}
 }

@@ -24,8 +24,8 @@ type Tracker struct {
 	start time.Time
 
 	mu       sync.Mutex
-	services map[string]*model.Service       // by "namespace/name"
-	slices   map[string]*model.EndpointSlice // by the slice's "namespace/name"
+	services store[model.Service]       // by "namespace/name"
+	slices   store[model.EndpointSlice] // by the slice's "namespace/name"
 	// Services (by key) whose Service or EndpointSlices changed since the
 	// last Take.
 	svcChanged, epChanged map[string]bool
@@ -38,8 +38,8 @@ type Tracker struct {
 func New(start time.Time) *Tracker {
 	return &Tracker{
 		start:      start,
-		services:   map[string]*model.Service{},
-		slices:     map[string]*model.EndpointSlice{},
+		services:   newStore[model.Service](),
+		slices:     newStore[model.EndpointSlice](),
 		svcChanged: map[string]bool{},
 		epChanged:  map[string]bool{},
 		triggers:   map[string][]time.Time{},
@@ -51,15 +51,11 @@ func New(start time.Time) *Tracker {
 func (t *Tracker) SetService(key string, svc *model.Service) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	old := t.services[key]
+	old := t.services.objs[key]
 	if reflect.DeepEqual(old, svc) {
 		return false
 	}
-	if svc == nil {
-		delete(t.services, key)
-	} else {
-		t.services[key] = svc
-	}
+	t.services.set(key, svc)
 	t.svcChanged[key] = true
 	return true
 }
@@ -70,15 +66,11 @@ func (t *Tracker) SetService(key string, svc *model.Service) bool {
 func (t *Tracker) SetSlice(key string, sl *model.EndpointSlice, trigger time.Time) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	old := t.slices[key]
+	old := t.slices.objs[key]
 	if reflect.DeepEqual(old, sl) {
 		return false
 	}
-	if sl == nil {
-		delete(t.slices, key)
-	} else {
-		t.slices[key] = sl
-	}
+	t.slices.set(key, sl)
 	// A slice that moved to another Service changes both.
 	for _, s := range []*model.EndpointSlice{old, sl} {
 		if s == nil {
