@@ -2,6 +2,7 @@ package compile
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/proxy/model"
@@ -15,7 +16,7 @@ import (
 // chains, the elements they claim, and the elements other Services win or
 // lose because of them.
 func (c *Tables) Update(snap *model.Snapshot, changed map[string]bool) *nft.Plan {
-	c.order = orderOf(snap)
+	c.order.update(snap)
 	keys := make([]string, 0, len(changed))
 	for k := range changed {
 		keys = append(keys, k)
@@ -25,7 +26,7 @@ func (c *Tables) Update(snap *model.Snapshot, changed map[string]bool) *nft.Plan
 	olds, news := make([]*unit, len(keys)), make([]*unit, len(keys))
 	for i, key := range keys {
 		olds[i] = c.units[key]
-		if pos, ok := c.order[key]; ok {
+		if pos, ok := c.order.of(key); ok {
 			news[i] = comp.compileService(&snap.Services[pos])
 		}
 		c.setUnit(key, news[i])
@@ -37,12 +38,19 @@ func (c *Tables) Update(snap *model.Snapshot, changed map[string]bool) *nft.Plan
 	return p
 }
 
-// slicesOf indexes the EndpointSlices of the changed Services only.
+// slicesOf indexes the EndpointSlices of the changed Services only. It
+// looks slices up by namespace and Service rather than by a key built for
+// each: no allocation per slice of the cluster.
 func slicesOf(all []model.EndpointSlice, changed map[string]bool) map[string][]*model.EndpointSlice {
+	want := make(map[nsName]string, len(changed))
+	for key := range changed {
+		ns, name, _ := strings.Cut(key, "/")
+		want[nsName{ns, name}] = key
+	}
 	idx := map[string][]*model.EndpointSlice{}
 	for i := range all {
 		s := &all[i]
-		if key := s.Namespace + "/" + s.Service; changed[key] {
+		if key, ok := want[nsName{s.Namespace, s.Service}]; ok {
 			idx[key] = append(idx[key], s)
 		}
 	}
@@ -74,7 +82,7 @@ func (c *Tables) updateFamily(fi int, olds, news []*unit) []nft.Op {
 			fs.add(news[i], fi)
 		}
 	}
-	fs.settleOwned(owned, winners, c.order, before, after)
+	fs.settleOwned(owned, winners, &c.order, before, after)
 	fs.settleShared(shared, counts, before, after)
 	fs.changedPickChains(picks, before, after)
 	// Both partial tables have every set and no base chain: the differ
@@ -134,7 +142,7 @@ func (fs *familyState) counts(keys map[string]bool) map[string]int {
 
 // settleOwned settles the contests over keys again and puts each key's
 // previous winner's element in before and its new winner's in after.
-func (fs *familyState) settleOwned(keys map[string]bool, prev map[string]*claim, order map[string]int, before, after *nft.Table) {
+func (fs *familyState) settleOwned(keys map[string]bool, prev map[string]*claim, order *order, before, after *nft.Table) {
 	for _, key := range sortedKeys(keys) {
 		ct := fs.contests[key]
 		var now *claim
