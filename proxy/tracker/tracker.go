@@ -71,9 +71,10 @@ func (t *Tracker) SetSlice(key string, sl *model.EndpointSlice, trigger time.Tim
 		return false
 	}
 	t.slices.set(key, sl)
-	// A slice that moved to another Service changes both.
-	for _, s := range []*model.EndpointSlice{old, sl} {
-		if s == nil {
+	// A slice that moved to another Service changes both; one that stayed
+	// changes its Service once, and its trigger time counts once.
+	for i, s := range []*model.EndpointSlice{old, sl} {
+		if s == nil || (i == 1 && old != nil && old.Namespace == s.Namespace && old.Service == s.Service) {
 			continue
 		}
 		svc := s.Namespace + "/" + s.Service

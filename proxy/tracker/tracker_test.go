@@ -124,3 +124,21 @@ func TestRestoreAndTriggers(t *testing.T) {
 		t.Errorf("Triggers after Restore (-want +got):\n%s", diff)
 	}
 }
+
+// An update of a slice counts its trigger time once (one network
+// programming latency per change, as kube-proxy observes); a slice that
+// moves to another Service counts it for both.
+func TestTriggerOncePerService(t *testing.T) {
+	tr := New(t0)
+	at := t0.Add(time.Second)
+	tr.SetSlice("ns/web-1", slice("web-1", "web", "10.0.0.1"), at)
+	tr.Take()
+	tr.SetSlice("ns/web-1", slice("web-1", "web", "10.0.0.2"), at.Add(time.Second))
+	if c := tr.Take(); len(c.Triggers) != 1 {
+		t.Errorf("update: Triggers = %v, want one", c.Triggers)
+	}
+	tr.SetSlice("ns/web-1", slice("web-1", "api", "10.0.0.2"), at.Add(2*time.Second))
+	if c := tr.Take(); len(c.Triggers) != 2 || len(c.Changed) != 2 {
+		t.Errorf("move to another Service: Triggers = %v, Changed = %v, want two each", c.Triggers, c.Changed)
+	}
+}
