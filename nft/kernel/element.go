@@ -14,28 +14,10 @@ import (
 	"github.com/nftproxy/nftproxy/nft"
 )
 
-// Set and map elements: encodeElements writes them for google/nftables'
-// element operations; decodeElement reads what readElements dumps. Every
-// key part fills whole 32-bit words in a concatenation, as the kernel's set
-// code expects.
-
-// encodeElements returns elems as elements of s.
-func encodeElements(s *nft.Set, elems []nft.Element) []nftables.SetElement {
-	out := make([]nftables.SetElement, len(elems))
-	for i, e := range elems {
-		out[i].Key = encodeKey(s.Key, e.Key)
-		if s.Interval {
-			out[i].KeyEnd = encodeKeyEnd(s.Key, e.Key)
-		}
-		switch {
-		case s.Map && len(s.Data) > 0:
-			out[i].Val = encodeKey(s.Data, e.Data)
-		case s.Map:
-			out[i].VerdictData = encodeVerdict(e.Verdict)
-		}
-	}
-	return out
-}
+// Set and map elements: element_msg.go writes them into the batch,
+// encodeKey for requests of one element; decodeElement reads what
+// readElements dumps. Every key part fills whole 32-bit words in a
+// concatenation, as the kernel's set code expects.
 
 // encodeKey packs an element key: each part padded to whole 32-bit words.
 func encodeKey(types []nft.DataType, key []nft.Value) []byte {
@@ -60,20 +42,6 @@ func encodeKey(types []nft.DataType, key []nft.Value) []byte {
 		out = append(out, b...)
 	}
 	return out
-}
-
-// encodeKeyEnd is the last key of an interval element: every prefix part at
-// its last address. A concatenated interval set (the kernel's pipapo) takes
-// each element as its first and last key.
-func encodeKeyEnd(types []nft.DataType, key []nft.Value) []byte {
-	end := make([]nft.Value, len(key))
-	for i, v := range key {
-		end[i] = v
-		if v.Prefix.IsValid() {
-			end[i] = nft.Value{Addr: lastAddr(v.Prefix)}
-		}
-	}
-	return encodeKey(types, end)
 }
 
 // addrKeyBytes is an address key part: a prefix part starts at its first

@@ -9,9 +9,6 @@ import (
 	"github.com/nftproxy/nftproxy/nft"
 )
 
-// Batching elements: google/nftables splits element lists into messages
-// under the 64 KiB attribute limit, so whole lists are passed at once.
-
 func tableOf(f nft.Family) *nftables.Table {
 	fam := nftables.TableFamilyIPv4
 	if f == nft.IPv6 {
@@ -58,12 +55,21 @@ func (k *Kernel) enqueueOp(op nft.Op) error {
 	case nft.AddRule:
 		return k.addRule(op)
 	case nft.AddElements:
-		return k.batch.SetAddElements(newSet(t, op.Set), encodeElements(op.Set, op.Elements))
+		return k.addElements(newSetElemType, op)
 	case nft.DeleteElements:
-		return k.batch.SetDeleteElements(newSet(t, op.Set), encodeElements(op.Set, op.Elements))
+		return k.addElements(delSetElemType, op)
 	default:
 		return fmt.Errorf("unknown operation %v", op.Kind)
 	}
+	return nil
+}
+
+// addElements writes an element operation into the batch (element_msg.go).
+func (k *Kernel) addElements(typ uint16, op nft.Op) error {
+	if err := k.drain(); err != nil { // what google/nftables holds goes first: plan order
+		return err
+	}
+	k.out.elements(typ, op.Family, op.Set, op.Elements)
 	return nil
 }
 
