@@ -17,19 +17,20 @@ func tableOf(f nft.Family) *nftables.Table {
 	return &nftables.Table{Name: nft.TableName, Family: fam}
 }
 
-// enqueue buffers every operation of a plan on the connection. Long runs of
-// rules are encoded in parallel (enqueue_rules.go).
-func (k *Kernel) enqueue(ops []nft.Op) error {
+// enqueue buffers operations of a plan, the first of them at position
+// first in the plan, on the connection. Long runs of rules are encoded in
+// parallel (enqueue_rules.go).
+func (k *Kernel) enqueue(ops []nft.Op, first int) error {
 	for i := 0; i < len(ops); i++ {
 		if n := ruleRun(ops[i:]); n >= parallelRules {
-			if err := k.addRules(ops[i:i+n], i); err != nil {
+			if err := k.addRules(ops[i:i+n], first+i); err != nil {
 				return err
 			}
 			i += n - 1
 			continue
 		}
 		if err := k.enqueueOp(ops[i]); err != nil {
-			return &nft.OpError{Index: i, Op: ops[i], Err: err}
+			return &nft.OpError{Index: first + i, Op: ops[i], Err: err}
 		}
 	}
 	return nil
@@ -87,7 +88,7 @@ const poisonName = "nftproxy-probe-never-exists"
 // prefixFails reports whether ops fail before the poison operation at their
 // end. Either way the batch aborts and nothing is committed.
 func (k *Kernel) prefixFails(ops []nft.Op) (bool, error) {
-	if err := k.enqueue(ops); err != nil {
+	if err := k.enqueue(ops, 0); err != nil {
 		k.discard()
 		return true, nil
 	}

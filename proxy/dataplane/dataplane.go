@@ -123,6 +123,13 @@ func (d *Dataplane) sync(in Input) (Result, *nft.Plan, error) {
 	// the mirror itself, so it is empty exactly when nothing was repaired;
 	// otherwise the mirror is compared with the kernel first, which costs a
 	// second pair of whole tables (memory and CPU) at 10,000 Services.
+	if s := d.stream(in); s != nil {
+		s.Gen = gen
+		res.Problems = d.compiled.Problems()
+		// A refused stream replaced tables we did not know: replan sees
+		// a Full plan.
+		return res, &nft.Plan{Gen: gen, Full: true}, d.commitStream(&res, s)
+	}
 	pending := in.Changed == nil || len(in.Changed) > 0 || in.Full || d.mustRecompile(in)
 	if read != nil && pending {
 		res.Repaired = !nft.Diff(d.compiled.Ruleset(), read).Empty()
@@ -170,6 +177,35 @@ func (d *Dataplane) commit(res *Result, plan *nft.Plan) error {
 	if !plan.Empty() {
 		res.Bytes = d.sentBytes()
 	}
+	d.known = true
+	return nil
+}
+
+// stream compiles in from scratch and returns the stream that replaces our
+// tables with it, when the kernel's state is unknown (the first Sync, or
+// one after a failure) and the kernel takes streams; nil otherwise. A
+// stream is encoded as it is made: the whole table's elements never exist
+// at once, which is most of a first sync's peak memory (nft.Stream).
+func (d *Dataplane) stream(in Input) *nft.Stream {
+	if _, ok := d.k.(nft.StreamApplier); !ok || d.known {
+		return nil
+	}
+	d.compiled = nil // the old state can go before the new is built
+	d.compiled = compile.New(in.Snapshot, in.Node, in.Options)
+	d.node, d.opts = in.Node, in.Options
+	return d.compiled.Stream()
+}
+
+// commitStream applies s and records it in res and in the mirror's state,
+// as commit does for a plan.
+func (d *Dataplane) commitStream(res *Result, s *nft.Stream) error {
+	n, err := d.k.(nft.StreamApplier).ApplyStream(s)
+	res.Full, res.Ops = true, n
+	if err != nil {
+		return fmt.Errorf("sync (%d ops): %w", n, err)
+	}
+	d.gen = nft.NextGeneration(s.Gen) // as apply does for a plan
+	res.Bytes = d.sentBytes()
 	d.known = true
 	return nil
 }
