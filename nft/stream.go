@@ -1,5 +1,7 @@
 package nft
 
+import "slices"
+
 // Stream is a plan that is produced rather than held: the operations of one
 // transaction, emitted in order a few at a time by Each. A first sync of a
 // large cluster is a plan of hundreds of thousands of elements (120,000 at
@@ -12,7 +14,9 @@ type Stream struct {
 	Full bool
 	// Each calls emit with the operations, in order, and returns emit's
 	// first error. An applier may call it more than once (to retry a
-	// batch); each call emits the same operations, and emit may keep them.
+	// batch); each call emits the same operations. emit must not keep the
+	// elements of what it is given: a producer may reuse their memory for
+	// the next operations once emit returns (Plan copies them).
 	Each func(emit func(ops []Op) error) error
 }
 
@@ -20,10 +24,25 @@ type Stream struct {
 func (s *Stream) Plan() (*Plan, error) {
 	p := &Plan{Gen: s.Gen, Full: s.Full}
 	err := s.Each(func(ops []Op) error {
-		p.Ops = append(p.Ops, ops...)
+		for _, op := range ops {
+			op.Elements = cloneElements(op.Elements)
+			p.Ops = append(p.Ops, op)
+		}
 		return nil
 	})
 	return p, err
+}
+
+// cloneElements copies elements and their keys and data.
+func cloneElements(elems []Element) []Element {
+	if elems == nil {
+		return nil
+	}
+	out := make([]Element, len(elems))
+	for i, e := range elems {
+		out[i] = Element{Key: slices.Clone(e.Key), Verdict: e.Verdict, Data: slices.Clone(e.Data)}
+	}
+	return out
 }
 
 // StreamApplier commits a Stream as one transaction, all of its operations
