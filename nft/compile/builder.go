@@ -13,6 +13,8 @@ type unit struct {
 	families [2]*builder // indexed like Families
 	uses     [2]bool     // the Service has a ClusterIP of that family
 	problems []unitProblem
+	// in is what the unit was compiled from, for Stale (input.go).
+	in input
 }
 
 func familyIndex(f nft.Family) int {

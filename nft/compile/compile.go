@@ -110,6 +110,7 @@ func (c *compiler) compileService(svc *model.Service) *unit {
 		u.uses[i] = len(addrsOf(svc.ClusterIPs, f)) > 0
 	}
 	u.problems = slices.Clone(c.problems) // exact size: units live long
+	u.in = inputOf(svc, c.slices[c.key])
 	return u
 }
 

@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sync"
@@ -236,10 +237,12 @@ func (d *Dataplane) plan(in Input, read nft.Ruleset) *nft.Plan {
 	}
 	changed := in.Changed
 	if changed == nil || in.Full {
-		// Every Service is recompiled, as a change may have been missed,
-		// but one at a time against the units we hold: only those that
-		// differ are updated (see compile.Tables.Stale).
-		changed = d.compiled.Stale(in.Snapshot)
+		// Every Service is looked at, as a change may have been missed,
+		// one at a time against the units we hold: only those that differ
+		// are updated (see compile.Tables.Stale), with those reported.
+		stale := d.compiled.Stale(in.Snapshot)
+		maps.Copy(stale, in.Changed)
+		changed = stale
 	}
 	p := d.compiled.Update(in.Snapshot, changed)
 	if read == nil {
