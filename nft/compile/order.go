@@ -6,20 +6,15 @@ import "github.com/nftproxy/nftproxy/proxy/model"
 // Service in the snapshot wins a key that several claim.
 type order struct {
 	pos map[string]int
-	// names are the snapshot's Services, namespace and name, position by
-	// position: comparing them tells whether pos still holds without
-	// building a key per Service.
-	names []nsName
+	n   int // Services in the snapshot
 }
 
 type nsName struct{ namespace, name string }
 
 func orderOf(snap *model.Snapshot) order {
-	o := order{pos: make(map[string]int, len(snap.Services)), names: make([]nsName, len(snap.Services))}
+	o := order{pos: make(map[string]int, len(snap.Services)), n: len(snap.Services)}
 	for i := range snap.Services {
-		svc := &snap.Services[i]
-		o.names[i] = nsName{svc.Namespace, svc.Name}
-		key := svc.Key()
+		key := snap.Services[i].Key()
 		if _, dup := o.pos[key]; !dup {
 			o.pos[key] = i
 		}
@@ -27,14 +22,18 @@ func orderOf(snap *model.Snapshot) order {
 	return o
 }
 
-// update moves o to snap. A sync after endpoint changes has the same
-// Services at the same positions: then o is kept as it is, where building
-// it again costs a map of every Service (2 ms at 10,000, every sync).
-func (o *order) update(snap *model.Snapshot) {
-	if len(snap.Services) == len(o.names) {
+// update moves o to snap, in which only the Services named in changed
+// differ from the snapshot o was made from. A sync after endpoint changes
+// has the same Services at the same positions: when every changed Service
+// is still where o has it, and the number is the same, o holds as it is,
+// found without looking at the other Services (building o again was 2 ms
+// at 10,000 Services, 10 at 50,000, every sync).
+func (o *order) update(snap *model.Snapshot, changed map[string]bool) {
+	if len(snap.Services) == o.n {
 		same := true
-		for i := range snap.Services {
-			if n := &o.names[i]; snap.Services[i].Namespace != n.namespace || snap.Services[i].Name != n.name {
+		for key := range changed {
+			pos, ok := o.pos[key]
+			if !ok || !isKey(&snap.Services[pos], key) {
 				same = false
 				break
 			}
@@ -44,6 +43,12 @@ func (o *order) update(snap *model.Snapshot) {
 		}
 	}
 	*o = orderOf(snap)
+}
+
+// isKey reports whether svc is the Service "namespace/name" key names.
+func isKey(svc *model.Service, key string) bool {
+	return len(key) == len(svc.Namespace)+1+len(svc.Name) && key[:len(svc.Namespace)] == svc.Namespace &&
+		key[len(svc.Namespace)] == '/' && key[len(svc.Namespace)+1:] == svc.Name
 }
 
 // of returns key's position, false when snap has no such Service.
