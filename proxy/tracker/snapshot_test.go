@@ -16,8 +16,10 @@ import (
 )
 
 // TestSnapshotIncremental checks the copied-and-patched snapshots against
-// ones built from scratch, and that a snapshot taken earlier never changes,
-// over random sequences of adds, updates and deletes.
+// ones built from scratch, and that a snapshot taken earlier never changes
+// unless it was released, over random sequences of adds, updates and
+// deletes, with the snapshot before the last released at random (as the
+// agent releases its previous one).
 func TestSnapshotIncremental(t *testing.T) {
 	for seed := range uint64(8) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
@@ -25,8 +27,9 @@ func TestSnapshotIncremental(t *testing.T) {
 			tr := New(t0)
 			svcs, sls := map[string]*model.Service{}, map[string]*model.EndpointSlice{}
 			type taken struct {
-				snap *model.Snapshot
-				want model.Snapshot
+				snap     *model.Snapshot
+				want     model.Snapshot
+				released bool
 			}
 			var all []taken
 			for step := range 200 {
@@ -48,10 +51,27 @@ func TestSnapshotIncremental(t *testing.T) {
 					sls["ns/"+name+"-1"] = s
 				}
 				if step%3 == 0 {
-					all = append(all, taken{tr.Take().Snapshot, scratch(svcs, sls)})
+					tk := taken{snap: tr.Take().Snapshot, want: scratch(svcs, sls)}
+					if diff := cmp.Diff(tk.want, *tk.snap, cmpopts.EquateComparable(netip.Addr{}), cmpopts.EquateEmpty()); diff != "" {
+						t.Fatalf("step %d: snapshot (-want +got):\n%s", step, diff)
+					}
+					all = append(all, tk)
+					// Released: the one before the last, and so every one
+					// sharing an array with it (the caller holds none).
+					if n := len(all); n >= 2 && r.IntN(2) == 0 && !all[n-2].released {
+						tr.Release(all[n-2].snap)
+						for i := range all[:n-1] {
+							if shares(all[i].snap, all[n-2].snap) {
+								all[i].released = true
+							}
+						}
+					}
 				}
 			}
 			for i, tk := range all {
+				if tk.released {
+					continue
+				}
 				if diff := cmp.Diff(tk.want, *tk.snap, cmpopts.EquateComparable(netip.Addr{}), cmpopts.EquateEmpty()); diff != "" {
 					t.Fatalf("snapshot %d (-want +got):\n%s", i, diff)
 				}
@@ -71,3 +91,10 @@ func scratch(svcs map[string]*model.Service, sls map[string]*model.EndpointSlice
 	}
 	return s
 }
+
+// shares reports whether a and b share an array.
+func shares(a, b *model.Snapshot) bool {
+	return sameArray(a.Services, b.Services) || sameArray(a.Slices, b.Slices)
+}
+
+func sameArray[T any](a, b []T) bool { return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0] }
