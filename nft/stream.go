@@ -40,7 +40,8 @@ func cloneElements(elems []Element) []Element {
 	}
 	out := make([]Element, len(elems))
 	for i, e := range elems {
-		out[i] = Element{Key: slices.Clone(e.Key), Verdict: e.Verdict, Data: slices.Clone(e.Data)}
+		out[i] = e
+		out[i].Key, out[i].Data = slices.Clone(e.Key), slices.Clone(e.Data)
 	}
 	return out
 }

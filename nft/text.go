@@ -108,9 +108,14 @@ func (s *Set) KeyText(key []Value) string {
 	return strings.Join(parts, " . ")
 }
 
-// ElementText renders one element: "10.96.0.1 . tcp . 80 : goto service-…".
+// ElementText renders one element as nft lists it: `10.96.0.1 . tcp . 80
+// comment "demo/web:http" : goto pick-endpoint`. The differ compares
+// elements by this text, so a changed comment is a changed element.
 func (s *Set) ElementText(e Element) string {
 	text := s.KeyText(e.Key)
+	if e.Comment != "" {
+		text += fmt.Sprintf(" comment %q", e.Comment)
+	}
 	switch {
 	case s.Map && len(s.Data) > 0:
 		text += " : " + s.DataText(e.Data)

@@ -31,6 +31,10 @@ type builder struct {
 	sets   map[string]*nft.Set // definitions only (for KeyText); never hold elements
 	chains []*nft.Chain
 	claims []claim
+	// noLocal counts the ports with endpoints but none on this node whose
+	// internal (0) or external (1) traffic policy is Local: their traffic
+	// of that kind is dropped here (for metrics).
+	noLocal [2]int
 }
 
 // claim is an element a Service asks for. An owned claim (owner set) is
@@ -46,6 +50,7 @@ type claim struct {
 	key     string
 	verdict nft.Verdict
 	data    string // packValues(the element's Data)
+	comment string // the element's Comment: the Service port that claims it
 	// lists are the endpoint lists (lists.go) that come with an entry of
 	// service-ips or service-nodeports, packed: they are programmed
 	// exactly when the entry is, so two Services claiming one key never mix
@@ -55,7 +60,7 @@ type claim struct {
 
 // element returns the element cl asks for.
 func (cl *claim) element() nft.Element {
-	return nft.Element{Key: unpackKey(cl.set, cl.key), Verdict: cl.verdict, Data: unpackValues(cl.data)}
+	return nft.Element{Key: unpackKey(cl.set, cl.key), Verdict: cl.verdict, Data: unpackValues(cl.data), Comment: cl.comment}
 }
 
 // addTo adds the element cl asks for, and the elements of its endpoint
@@ -86,7 +91,7 @@ func (cl *claim) elements(add func(set string, e nft.Element) error) error {
 }
 
 func newClaim(set, owner, field, key string, e nft.Element) claim {
-	return claim{set: set, owner: owner, field: field, key: key, verdict: e.Verdict, data: packValues(e.Data)}
+	return claim{set: set, owner: owner, field: field, key: key, verdict: e.Verdict, data: packValues(e.Data), comment: e.Comment}
 }
 
 func newBuilder(f nft.Family) *builder {

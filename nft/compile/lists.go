@@ -128,25 +128,19 @@ func newRungs() rungs {
 	return r
 }
 
-// add counts (delta 1) or uncounts (delta -1) the lists of cl. It returns
-// the maps whose set of lengths changed.
-func (r rungs) add(cl *claim, delta int) (changed []int) {
+// add counts (delta 1) or uncounts (delta -1) the lists of cl.
+func (r rungs) add(cl *claim, delta int) {
 	if cl == nil || cl.lists == "" {
-		return nil
+		return
 	}
 	for s := cl.lists; len(s) > 0; {
 		var m, n int
 		m, n, s = nextListLen(s)
-		before := r[m][n]
 		r[m][n] += delta
 		if r[m][n] == 0 {
 			delete(r[m], n)
 		}
-		if (before == 0) != (r[m][n] == 0) {
-			changed = append(changed, m)
-		}
 	}
-	return changed
 }
 
 // pickChain is the chain that picks from listMaps[m]: a rung per length.

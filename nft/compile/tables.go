@@ -40,6 +40,10 @@ type familyState struct {
 	contested map[string]bool
 	// rungs counts the lengths of the winners' endpoint lists.
 	rungs rungs
+	// cidrs are the elements of service-cidrs (servicecidr.go).
+	cidrs []nft.Element
+	// noLocal adds up the units' builder.noLocal.
+	noLocal [2]int
 }
 
 type contest struct {
@@ -66,6 +70,7 @@ func New(snap *model.Snapshot, node model.Node, o Options) *Tables {
 	}
 	for i, f := range nft.Families {
 		c.fams[i] = newFamilyState(f, node)
+		c.fams[i].cidrs = serviceCIDRs(snap.ServiceCIDRs, f)
 	}
 	comp := &compiler{opts: o, node: c.node, slices: indexSlices(snap.Slices)}
 	for i := range snap.Services {
@@ -119,6 +124,8 @@ func (fs *familyState) add(u *unit, fi int) {
 	if u.uses[fi] {
 		fs.services++
 	}
+	fs.noLocal[0] += u.families[fi].noLocal[0]
+	fs.noLocal[1] += u.families[fi].noLocal[1]
 	for i := range u.families[fi].claims {
 		cl := &u.families[fi].claims[i]
 		if cl.owner == "" {
@@ -154,6 +161,8 @@ func (fs *familyState) remove(u *unit, fi int) {
 	if u.uses[fi] {
 		fs.services--
 	}
+	fs.noLocal[0] -= u.families[fi].noLocal[0]
+	fs.noLocal[1] -= u.families[fi].noLocal[1]
 	for i := range u.families[fi].claims {
 		cl := &u.families[fi].claims[i]
 		if cl.owner == "" {
@@ -190,6 +199,26 @@ func (ct *contest) settle(order *order) {
 			best, ct.winner = pos, cl
 		}
 	}
+}
+
+// FamilyStatus is what one family's table holds, for metrics.
+type FamilyStatus struct {
+	Family nft.Family
+	// NoLocalInternal and NoLocalExternal count the Service ports whose
+	// internalTrafficPolicy, or externalTrafficPolicy, is Local and that
+	// have endpoints, none of them on this node.
+	NoLocalInternal, NoLocalExternal int
+}
+
+// Status returns the status of each family that has a table.
+func (c *Tables) Status() []FamilyStatus {
+	var out []FamilyStatus
+	for _, fs := range c.fams {
+		if fs.used() {
+			out = append(out, FamilyStatus{Family: fs.family, NoLocalInternal: fs.noLocal[0], NoLocalExternal: fs.noLocal[1]})
+		}
+	}
+	return out
 }
 
 // Problems returns the objects, or fields, left out, sorted by object.

@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/nftproxy/nftproxy/nft"
@@ -48,8 +49,8 @@ func (c *Tables) table(fi int) *nft.Table {
 }
 
 // frame is family fi's table without the elements Services claim: the
-// fixed skeleton, the node's addresses, the pick chains and every unit's
-// chains.
+// fixed skeleton, the node's addresses, the ServiceCIDRs, the pick chains
+// and every unit's chains.
 func (c *Tables) frame(fi int) *nft.Table {
 	fs := c.fams[fi]
 	t := skeleton(fs.family, c.opts)
@@ -57,6 +58,8 @@ func (c *Tables) frame(fi int) *nft.Table {
 		addUnique(t.Set(setNodePortIPs), nft.Element{Key: []nft.Value{{Addr: ip}}})
 	}
 	t.Set(setNodePortIPs).SortElements()
+	t.Set(setServiceCIDRs).Elements = slices.Clone(fs.cidrs)
+	t.Set(setServiceCIDRs).SortElements()
 	for m := range listMaps {
 		t.Chains = append(t.Chains, fs.rungs.pickChain(m))
 	}

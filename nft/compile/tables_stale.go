@@ -57,7 +57,7 @@ func sameUnit(a, b *unit) bool {
 	}
 	for fi := range a.families {
 		x, y := a.families[fi], b.families[fi]
-		if !slices.Equal(x.claims, y.claims) || !slices.EqualFunc(x.chains, y.chains, (*nft.Chain).Equal) {
+		if x.noLocal != y.noLocal || !slices.Equal(x.claims, y.claims) || !slices.EqualFunc(x.chains, y.chains, (*nft.Chain).Equal) {
 			return false
 		}
 	}

@@ -102,7 +102,7 @@ func (b *batcher) batch(set string) *setBatch {
 // lists, as cl.elements makes them.
 func (b *batcher) claim(cl *claim) error {
 	sb := b.batch(cl.set)
-	e := nft.Element{Key: sb.values(cl.key[len(keySpace(cl.set))+1:]), Verdict: cl.verdict, Data: sb.values(cl.data)}
+	e := nft.Element{Key: sb.values(cl.key[len(keySpace(cl.set))+1:]), Verdict: cl.verdict, Data: sb.values(cl.data), Comment: cl.comment}
 	if err := b.add(sb, e); err != nil || cl.lists == "" {
 		return err
 	}

@@ -252,6 +252,8 @@ func elementCases() []elementCase {
 			nft.Element{Key: []nft.Value{{Addr: a6}, {Addr: a6}}}},
 		{"service verdict map", nft.IPv4, nft.Set{Map: true, Key: []nft.DataType{nft.TypeIPv4Addr, nft.TypeInetProto, nft.TypeInetService}},
 			nft.Element{Key: []nft.Value{{Addr: a4}, tcp, port}, Verdict: goTo}},
+		{"service verdict map, comment", nft.IPv4, nft.Set{Map: true, Key: []nft.DataType{nft.TypeIPv4Addr, nft.TypeInetProto, nft.TypeInetService}},
+			nft.Element{Key: []nft.Value{{Addr: a4}, tcp, port}, Verdict: goTo, Comment: "ns/web:https"}},
 		{"nodeport verdict map, drop", nft.IPv6, nft.Set{Map: true, Key: []nft.DataType{nft.TypeInetProto, nft.TypeInetService}},
 			nft.Element{Key: []nft.Value{tcp, {Num: 30080}}, Verdict: nft.Verdict{Kind: nft.Drop}}},
 		{"data map", nft.IPv6, nft.Set{Map: true, Key: []nft.DataType{nft.TypeIPv6Addr, nft.TypeInetProto, nft.TypeInetService},

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/binaryutil"
+	"github.com/google/nftables/userdata"
 	"golang.org/x/sys/unix"
 
 	"github.com/nftproxy/nftproxy/nft"
@@ -25,7 +26,10 @@ import (
 // The messages are the library's, byte for byte (element attributes, their
 // order and numbering, and the split into messages under the 64 KiB
 // attribute limit): TestElementMessagesMatchGoogleNftables fails if a
-// release of google/nftables writes them differently.
+// release of google/nftables writes them differently. Range sets (one
+// interval key part: a start and an end element for each range, flags on
+// the end) hold a handful of elements and still go through the library
+// (encodeElements).
 
 const (
 	newSetElemType = unix.NFNL_SUBSYS_NFTABLES<<8 | unix.NFT_MSG_NEWSETELEM
@@ -85,6 +89,9 @@ func appendElement(b []byte, num uint16, s *nft.Set, e *nft.Element) []byte {
 		b = appendDataValue(b, unix.NFTA_SET_ELEM_DATA, s.Data, e.Data, false)
 	case s.Map:
 		b = appendVerdictData(b, e.Verdict)
+	}
+	if e.Comment != "" { // kept by the kernel as the element's userdata, as nft writes it
+		b = appendAttr(b, unix.NFTA_SET_ELEM_USERDATA, userdata.AppendString(nil, userdata.NFTNL_UDATA_SET_ELEM_COMMENT, e.Comment))
 	}
 	binary.NativeEndian.PutUint16(b[start:], uint16(len(b)-start))
 	return b

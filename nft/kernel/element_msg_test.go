@@ -65,36 +65,3 @@ func compareElementMessages(t *testing.T, tc elementCase, elems []nft.Element, d
 		}
 	}
 }
-
-// encodeElements returns elems as google/nftables' SetElements: the
-// library's way, which the messages above are compared with.
-func encodeElements(s *nft.Set, elems []nft.Element) []nftables.SetElement {
-	out := make([]nftables.SetElement, len(elems))
-	for i, e := range elems {
-		out[i].Key = encodeKey(s.Key, e.Key)
-		if s.Interval {
-			out[i].KeyEnd = encodeKeyEnd(s.Key, e.Key)
-		}
-		switch {
-		case s.Map && len(s.Data) > 0:
-			out[i].Val = encodeKey(s.Data, e.Data)
-		case s.Map:
-			out[i].VerdictData = encodeVerdict(e.Verdict)
-		}
-	}
-	return out
-}
-
-// encodeKeyEnd is the last key of an interval element: every prefix part at
-// its last address. A concatenated interval set (the kernel's pipapo) takes
-// each element as its first and last key.
-func encodeKeyEnd(types []nft.DataType, key []nft.Value) []byte {
-	end := make([]nft.Value, len(key))
-	for i, v := range key {
-		end[i] = v
-		if v.Prefix.IsValid() {
-			end[i] = nft.Value{Addr: lastAddr(v.Prefix)}
-		}
-	}
-	return encodeKey(types, end)
-}

@@ -65,8 +65,16 @@ func (k *Kernel) enqueueOp(op nft.Op) error {
 	return nil
 }
 
-// addElements writes an element operation into the batch (element_msg.go).
+// addElements writes an element operation into the batch (element_msg.go),
+// but for a range set's, which google/nftables marshals.
 func (k *Kernel) addElements(typ uint16, op nft.Op) error {
+	if isRangeSet(op.Set) {
+		set, elems := newSet(tableOf(op.Family), op.Set), encodeElements(op.Set, op.Elements)
+		if typ == delSetElemType {
+			return k.batch.SetDeleteElements(set, elems)
+		}
+		return k.batch.SetAddElements(set, elems)
+	}
 	if err := k.drain(); err != nil { // what google/nftables holds goes first: plan order
 		return err
 	}

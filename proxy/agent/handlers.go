@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nftproxy/nftproxy/proxy/kube"
@@ -55,6 +56,22 @@ func (a *Agent) reportConversion(kind string, obj metav1.Object, err error) {
 		return
 	}
 	a.events.Forget(kind, obj.GetNamespace(), obj.GetName())
+}
+
+// setServiceCIDR records a ServiceCIDR; nil means deleted. The API
+// server validates ServiceCIDRs, so one that does not convert is only
+// logged, and left out like a deleted one.
+func (a *Agent) setServiceCIDR(key string, sc *networkingv1.ServiceCIDR) {
+	var m *model.ServiceCIDR
+	if sc != nil {
+		var err error
+		if m, err = kube.ConvertServiceCIDR(sc); err != nil {
+			a.logger.Error(err, "ServiceCIDR not programmed", "serviceCIDR", key)
+		}
+	}
+	if a.tracker.SetServiceCIDR(key, m) {
+		a.changed(nil)
+	}
 }
 
 // setNode records this node's Node; nil means deleted. The node's IPs and

@@ -19,12 +19,15 @@ import (
 	"github.com/nftproxy/nftproxy/proxy/kube"
 )
 
-// watches are the three informers watches the agent keeps.
+// watches are the informers the agent keeps.
 type watches struct {
-	node      informers.SharedInformerFactory
-	services  cache.SharedIndexInformer
-	slices    cache.SharedIndexInformer
-	nodes     cache.SharedIndexInformer
+	node, cidrs  informers.SharedInformerFactory
+	services     cache.SharedIndexInformer
+	slices       cache.SharedIndexInformer
+	nodes        cache.SharedIndexInformer
+	serviceCIDRs cache.SharedIndexInformer
+	// hasSynced gates the first sync: Services, EndpointSlices and the
+	// Node. ServiceCIDRs do not gate it (see addHandlers).
 	hasSynced []cache.InformerSynced
 }
 
@@ -46,13 +49,15 @@ func newWatches(client kubernetes.Interface, nodeName string) watches {
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", nodeName).String()
 		}))
+	inf.cidrs = informers.NewSharedInformerFactory(client, 0)
 	// No indexer: a factory's default namespace index holds a set of
 	// every object's key by namespace (3.6 MB at 10,000 Services), and
 	// nothing asks it. These two are run by start, not by a factory.
 	inf.services = coreinformers.NewFilteredServiceInformer(client, metav1.NamespaceAll, 0, cache.Indexers{}, tweak)
 	inf.slices = discoveryinformers.NewFilteredEndpointSliceInformer(client, metav1.NamespaceAll, 0, cache.Indexers{}, tweak)
 	inf.nodes = inf.node.Core().V1().Nodes().Informer()
-	for _, i := range []cache.SharedIndexInformer{inf.services, inf.slices, inf.nodes} {
+	inf.serviceCIDRs = inf.cidrs.Networking().V1().ServiceCIDRs().Informer()
+	for _, i := range []cache.SharedIndexInformer{inf.services, inf.slices, inf.nodes, inf.serviceCIDRs} {
 		_ = i.SetTransform(transform) // fails only once started
 	}
 	return inf
@@ -65,6 +70,7 @@ func newWatches(client kubernetes.Interface, nodeName string) watches {
 // without watch lists: live heap 51-56 MB during the lists, 30 MB after).
 func (inf *watches) start(ctx context.Context) {
 	inf.node.Start(ctx.Done())
+	inf.cidrs.Start(ctx.Done())
 	go inf.services.RunWithContext(ctx)
 	go func() {
 		if cache.WaitForCacheSync(ctx.Done(), inf.services.HasSynced) {
@@ -97,6 +103,13 @@ func (inf *watches) addHandlers(a *Agent) error {
 			return fmt.Errorf("add informer handler: %w", err)
 		}
 		inf.hasSynced = append(inf.hasSynced, reg.HasSynced)
+	}
+	// ServiceCIDRs only add drops for addresses no Service holds, and are
+	// programmed whenever they arrive, as kube-proxy does: a cluster
+	// without the API (before 1.33) or a ClusterRole from before it must
+	// not keep the agent from programming Services.
+	if _, err := inf.serviceCIDRs.AddEventHandler(handler(a.setServiceCIDR)); err != nil {
+		return fmt.Errorf("add informer handler: %w", err)
 	}
 	return nil
 }

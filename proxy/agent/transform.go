@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -42,7 +43,8 @@ func (c *cached[M]) GetObjectMeta() metav1.Object {
 }
 
 // transform is the informers' transform: Services and EndpointSlices become
-// cached values; a Node, of which there is one, is trimmed. An object that
+// cached values; a Node, of which there is one, and ServiceCIDRs, of which
+// there are few, are trimmed. An object that
 // is already cached is returned as it is: client-go may pass objects
 // through the transform twice (a watch list's store, then the queue).
 func transform(obj any) (any, error) {
@@ -54,6 +56,8 @@ func transform(obj any) (any, error) {
 		m, err := kube.ConvertSlice(o)
 		return &cached[model.EndpointSlice]{namespace: o.Namespace, name: o.Name, uid: o.UID, model: m, err: err,
 			trigger: triggerTime(o)}, nil
+	case *networkingv1.ServiceCIDR:
+		o.ManagedFields, o.OwnerReferences, o.Annotations, o.Status = nil, nil, nil, networkingv1.ServiceCIDRStatus{}
 	case *corev1.Node:
 		trimNode(o)
 	}

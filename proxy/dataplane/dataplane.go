@@ -52,6 +52,9 @@ type Result struct {
 	Bytes    int               // netlink bytes sent, when known
 	Repaired bool              // kernel differed from what we committed; restored
 	Problems []compile.Problem // objects (or fields) left out, for Events
+	// Families are the families whose tables the sync programs, with what
+	// metrics report about them; also when the sync failed after planning.
+	Families []compile.FamilyStatus
 	// Replanned counts the plans the kernel refused because somebody else
 	// committed between our reading of the ruleset generation and our
 	// commit; each time the tables were read back and planned again.
@@ -126,12 +129,13 @@ func (d *Dataplane) sync(in Input) (Result, *nft.Plan, error) {
 	// second pair of whole tables (memory and CPU) at 10,000 Services.
 	if s := d.stream(in); s != nil {
 		s.Gen = gen
-		res.Problems = d.compiled.Problems()
+		res.Problems, res.Families = d.compiled.Problems(), d.compiled.Status()
 		// A refused stream replaced tables we did not know: replan sees
 		// a Full plan.
 		return res, &nft.Plan{Gen: gen, Full: true}, d.commitStream(&res, s)
 	}
-	pending := in.Changed == nil || len(in.Changed) > 0 || in.Full || d.mustRecompile(in)
+	pending := in.Changed == nil || len(in.Changed) > 0 || in.Full || d.mustRecompile(in) ||
+		d.compiled.ServiceCIDRsChanged(in.Snapshot)
 	if read != nil && pending {
 		res.Repaired = !nft.Diff(d.compiled.Ruleset(), read).Empty()
 	}
@@ -140,7 +144,7 @@ func (d *Dataplane) sync(in Input) (Result, *nft.Plan, error) {
 	if read != nil && !pending {
 		res.Repaired = !plan.Empty()
 	}
-	res.Problems = d.compiled.Problems()
+	res.Problems, res.Families = d.compiled.Problems(), d.compiled.Status()
 	return res, plan, d.commit(&res, plan)
 }
 
@@ -151,7 +155,7 @@ func (d *Dataplane) sync(in Input) (Result, *nft.Plan, error) {
 // mirror's: whatever the other commit did to them is undone, nothing it
 // did elsewhere is touched, and our own change is in the plan again.
 func (d *Dataplane) replan(prev Result, refused *nft.Plan) (Result, *nft.Plan, error) {
-	res := Result{Repaired: prev.Repaired, Problems: prev.Problems, Replanned: prev.Replanned + 1}
+	res := Result{Repaired: prev.Repaired, Problems: prev.Problems, Families: prev.Families, Replanned: prev.Replanned + 1}
 	gen, err := d.k.Generation()
 	if err != nil {
 		return res, nil, fmt.Errorf("sync: %w", err)

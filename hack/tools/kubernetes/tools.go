@@ -3,12 +3,14 @@
 // Package tools pins the Kubernetes binaries that hack/kube-binary.sh builds:
 // the control plane, kubelet and kubectl for the real node (make cluster),
 // kube-proxy for the side-by-side conformance run and the benchmarks, agnhost
-// for the test images, and every package the upstream e2e.test binary
-// (k8s.io/kubernetes/test/e2e, built with `go test -c`) imports, so that
-// `go mod tidy` keeps their modules in go.mod and go.sum.
+// for the test images, every package the upstream e2e.test binary
+// (k8s.io/kubernetes/test/e2e, built with `go test -c`) imports, and the
+// ginkgo CLI of the same Ginkgo version, which runs e2e.test in parallel;
+// so that `go mod tidy` keeps their modules in go.mod and go.sum.
 package tools
 
 import (
+	_ "github.com/onsi/ginkgo/v2/ginkgo"
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-proxy"
