@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/nftproxy/nftproxy/integration/apiserver"
 	"github.com/nftproxy/nftproxy/integration/e2e"
@@ -65,7 +66,15 @@ func startAPI(t testing.TB) *api {
 	srv := apiserver.Start(t, ns)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	a := &api{srv: srv, ns: ns, kube: srv.Client, ctx: ctx}
+	// Protobuf, as controllers talk to the API server: cheaper for it to
+	// decode than JSON, over the tens of thousands of writes.
+	cfg := rest.CopyConfig(srv.Config)
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	a := &api{srv: srv, ns: ns, kube: kube, ctx: ctx}
 	if _, err := a.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e2e.Namespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create namespace: %v", err)
 	}

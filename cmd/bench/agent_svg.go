@@ -59,9 +59,9 @@ func pointOf(res *agentResults, p, s string) (point, bool) {
 
 // Layout of the picture, in SVG user units.
 const (
-	svgW, svgH     = 960, 420
+	svgW, svgH     = 960, 450
 	panelW, panelH = 360, 270
-	panelTop       = 70
+	panelTop       = 84
 )
 
 var panelLeft = [2]float64{90, 570}
@@ -81,12 +81,32 @@ func drawScale(w io.Writer, all []*agentResults) error {
 	drawPanel(&b, 0, "cold full sync (s, log scale)", xr, coldAxis, ser, func(p point) float64 { return p.cold })
 	drawPanel(&b, 1, "peak resident memory (MiB)", xr, memAxis, ser, func(p point) float64 { return p.mem / (1 << 20) })
 	drawLegend(&b, ser)
-	if len(all) > 0 {
-		fmt.Fprintf(&b, `<text x="480" y="%d" text-anchor="middle" font-size="10" fill="#555">%s</text>`+"\n", svgH-8, html.EscapeString(firstLines(all[0].Machine, 1)))
+	fmt.Fprintf(&b, `<text x="480" y="%d" text-anchor="middle" font-size="11" fill="#333">%s</text>`+"\n", svgH-40, html.EscapeString(sizesNote(ser)))
+	for i, res := range all {
+		fmt.Fprintf(&b, `<text x="480" y="%d" text-anchor="middle" font-size="10" fill="#555">%s</text>`+"\n", svgH-24+12*i, html.EscapeString(firstLines(res.Machine, 1)))
 	}
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// sizesNote lists the sizes drawn and what a point is.
+func sizesNote(ser map[string][]point) string {
+	var sizes []string
+	bound := false
+	for _, p := range sortedKeys(ser) {
+		for _, pt := range ser[p] {
+			if !containsString(sizes, pt.label) {
+				sizes = append(sizes, pt.label)
+			}
+			bound = bound || pt.coldAbove
+		}
+	}
+	note := "Services x endpoints: " + strings.Join(sizes, ", ") + ". Each point is the median of its runs"
+	if bound {
+		note += "; an open point with an arrow: not done when the run gave up (a bound)"
+	}
+	return note + "."
 }
 
 func valuesOf(ser map[string][]point, get func(point) float64) []float64 {
@@ -120,19 +140,19 @@ func servicesRange(ser map[string][]point) axis {
 	return a
 }
 
-// logAxis spans whole decades around xs, ticks at 1, 2 and 5 of each.
+// logAxis spans the 1-2-5 ticks around xs.
 func logAxis(xs []float64) axis {
 	lo, hi := 1.0, 10.0
 	if len(xs) > 0 {
-		lo, hi = math.Pow(10, math.Floor(math.Log10(minOf(xs)))), math.Pow(10, math.Ceil(math.Log10(maxOf(xs))))
+		lo, hi = tick125(minOf(xs), false), tick125(maxOf(xs), true)
 		if hi <= lo {
-			hi = lo * 10
+			hi = lo * 2
 		}
 	}
 	var ticks []float64
-	for d := lo; d < hi*1.01; d *= 10 {
+	for d := math.Pow(10, math.Floor(math.Log10(lo))); d <= hi; d *= 10 {
 		for _, m := range []float64{1, 2, 5} {
-			if v := d * m; v <= hi*1.01 {
+			if v := d * m; v >= lo*0.999 && v <= hi*1.001 {
 				ticks = append(ticks, v)
 			}
 		}
@@ -157,6 +177,27 @@ func linearAxis(xs []float64) axis {
 		ticks = append(ticks, v)
 	}
 	return axis{pos: func(v float64) float64 { return v / top }, ticks: ticks, text: tickText}
+}
+
+// tick125 is the largest 1, 2 or 5 times a power of ten at or below v
+// (up false), or the smallest at or above it (up true).
+func tick125(v float64, up bool) float64 {
+	d := math.Pow(10, math.Floor(math.Log10(v)))
+	steps := []float64{1, 2, 5, 10}
+	if up {
+		for _, m := range steps {
+			if d*m >= v*0.999 {
+				return d * m
+			}
+		}
+	}
+	out := d
+	for _, m := range steps[:3] {
+		if d*m <= v*1.001 {
+			out = d * m
+		}
+	}
+	return out
 }
 
 func tickText(v float64) string {
@@ -185,8 +226,10 @@ func maxOf(xs []float64) float64 {
 // drawPanel draws one panel: frame, grid, ticks, and a line per proxy.
 func drawPanel(b *strings.Builder, i int, title string, x, y axis, ser map[string][]point, get func(point) float64) {
 	left := panelLeft[i]
-	px := func(v float64) float64 { return left + x.pos(v)*panelW }
-	py := func(v float64) float64 { return panelTop + panelH - y.pos(v)*panelH }
+	// Points stay clear of the frame: the axes span 5% to 95% of the
+	// panel's width, and up to 92% of its height.
+	px := func(v float64) float64 { return left + (0.05+0.9*x.pos(v))*panelW }
+	py := func(v float64) float64 { return panelTop + panelH - (0.03+0.89*y.pos(v))*panelH }
 	fmt.Fprintf(b, `<text x="%.0f" y="%d" text-anchor="middle" font-size="13">%s</text>`+"\n", left+panelW/2, panelTop-12, title)
 	for _, t := range y.ticks {
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/>`, left, py(t), left+panelW, py(t))
@@ -198,14 +241,22 @@ func drawPanel(b *strings.Builder, i int, title string, x, y axis, ser map[strin
 	}
 	fmt.Fprintf(b, `<rect x="%.0f" y="%d" width="%d" height="%d" fill="none" stroke="#333"/>`+"\n", left, panelTop, panelW, panelH)
 	fmt.Fprintf(b, `<text x="%.0f" y="%d" text-anchor="middle">Services (log scale)</text>`+"\n", left+panelW/2, panelTop+panelH+34)
+	top := map[int]float64{} // the highest value at each size, labelled above
+	for _, pts := range ser {
+		for _, pt := range pts {
+			top[pt.services] = math.Max(top[pt.services], get(pt))
+		}
+	}
 	for _, p := range sortedKeys(ser) {
-		drawSeries(b, colors[p], ser[p], px, py, get, i == 0)
+		drawSeries(b, colors[p], ser[p], px, py, get, i == 0, top)
 	}
 }
 
 // drawSeries draws a proxy's line and points; a bound is an open point
 // with an arrow up and its "> N s".
-func drawSeries(b *strings.Builder, color string, pts []point, px, py func(float64) float64, get func(point) float64, bounds bool) {
+// A label goes above its point when it is the highest at its size, else
+// below, so that two series' labels do not overlap.
+func drawSeries(b *strings.Builder, color string, pts []point, px, py func(float64) float64, get func(point) float64, bounds bool, top map[int]float64) {
 	var path []string
 	for _, p := range pts {
 		v := get(p)
@@ -220,7 +271,11 @@ func drawSeries(b *strings.Builder, color string, pts []point, px, py func(float
 			fmt.Fprintf(b, `<path d="M%.1f,%.1f v-22 m-5,7 l5,-7 l5,7" stroke="%s" fill="none"/>`, x, y-5, color)
 			fmt.Fprintf(b, `<text x="%.1f" y="%.1f" fill="%s" text-anchor="end">&gt; %s</text>`, x-8, y-14, color, dur(v))
 		} else {
-			fmt.Fprintf(b, `<text x="%.1f" y="%.1f" fill="%s" font-size="10" text-anchor="middle">%s</text>`, x, y-9, color, valueLabel(v, bounds))
+			dy := -9.0
+			if v < top[p.services] {
+				dy = 18
+			}
+			fmt.Fprintf(b, `<text x="%.1f" y="%.1f" fill="%s" font-size="10" text-anchor="middle">%s</text>`, x, y+dy, color, valueLabel(v, bounds))
 		}
 		fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="4" fill="%s" stroke="%s"/>`+"\n", x, y, fill, color)
 	}
@@ -239,8 +294,8 @@ func valueLabel(v float64, seconds bool) string {
 func drawLegend(b *strings.Builder, ser map[string][]point) {
 	x := 380.0
 	for _, p := range sortedKeys(ser) {
-		fmt.Fprintf(b, `<line x1="%.0f" y1="44" x2="%.0f" y2="44" stroke="%s" stroke-width="3"/>`, x, x+24, colors[p])
-		fmt.Fprintf(b, `<text x="%.0f" y="48">%s</text>`+"\n", x+30, html.EscapeString(p))
+		fmt.Fprintf(b, `<line x1="%.0f" y1="42" x2="%.0f" y2="42" stroke="%s" stroke-width="3"/>`, x, x+24, colors[p])
+		fmt.Fprintf(b, `<text x="%.0f" y="46">%s</text>`+"\n", x+30, html.EscapeString(p))
 		x += 130
 	}
 }
