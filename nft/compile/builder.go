@@ -13,6 +13,8 @@ type unit struct {
 	families [2]*builder // indexed like Families
 	uses     [2]bool     // the Service has a ClusterIP of that family
 	problems []unitProblem
+	// in is what the unit was compiled from, for Stale (input.go).
+	in input
 }
 
 func familyIndex(f nft.Family) int {
@@ -64,15 +66,28 @@ func (cl *claim) element() nft.Element {
 // addTo adds the element cl asks for, and the elements of its endpoint
 // lists, to the sets of t.
 func (cl *claim) addTo(t *nft.Table) {
-	t.Set(cl.set).Elements = append(t.Set(cl.set).Elements, cl.element())
-	if cl.lists == "" {
-		return
+	_ = cl.elements(func(set string, e nft.Element) error {
+		t.Set(set).Elements = append(t.Set(set).Elements, e)
+		return nil
+	})
+}
+
+// elements calls add with the element cl asks for, then the elements of
+// its endpoint lists, each with the name of its set; it stops at add's
+// first error.
+func (cl *claim) elements(add func(set string, e nft.Element) error) error {
+	if err := add(cl.set, cl.element()); err != nil || cl.lists == "" {
+		return err
 	}
 	key := unpackKey(cl.set, cl.key)
 	for _, l := range unpackLists(cl.lists) {
-		s := t.Set(listMaps[l.m])
-		s.Elements = append(s.Elements, listElements(key, l)...)
+		for _, e := range listElements(key, l) {
+			if err := add(listMaps[l.m], e); err != nil {
+				return err
+			}
+		}
 	}
+	return nil
 }
 
 func newClaim(set, owner, field, key string, e nft.Element) claim {

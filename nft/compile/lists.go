@@ -56,12 +56,19 @@ func listMap(name string) int {
 func rungOffset(n int) uint32 { return uint32(n) * uint32(n) }
 
 // listElements returns the elements of list l for the entry with key key.
+// Their keys and data share one array: two allocations a list, not two an
+// element.
 func listElements(key []nft.Value, l endpointList) []nft.Element {
-	n := len(l.eps)
+	n, k := len(l.eps), len(key)+1
 	out := make([]nft.Element, n)
+	vals := make([]nft.Value, n*(k+2))
 	for i, ep := range l.eps {
-		k := append(append(make([]nft.Value, 0, len(key)+1), key...), nft.Value{Num: rungOffset(n) + uint32(i)})
-		out[i] = nft.Element{Key: k, Data: []nft.Value{{Addr: ep.addr}, {Num: uint32(ep.port)}}}
+		v := vals[i*(k+2) : (i+1)*(k+2)]
+		copy(v, key)
+		v[k-1] = nft.Value{Num: rungOffset(n) + uint32(i)}
+		v[k] = nft.Value{Addr: ep.addr}
+		v[k+1] = nft.Value{Num: uint32(ep.port)}
+		out[i] = nft.Element{Key: v[:k:k], Data: v[k : k+2 : k+2]}
 	}
 	return out
 }
@@ -78,6 +85,18 @@ func packLists(ls []endpointList) string {
 		}
 	}
 	return string(b)
+}
+
+// nextListLen returns the map and length of the first list packed in s,
+// and the rest of s, without unpacking its endpoints: counting rungs reads
+// every list of the table.
+func nextListLen(s string) (m, n int, rest string) {
+	m, n = int(s[0]), int(binary.BigEndian.Uint32([]byte(s[1:5])))
+	s = s[5:]
+	for range 2 * n { // an address and a port per endpoint
+		s = skipValue(s)
+	}
+	return m, n, s
 }
 
 func unpackLists(s string) []endpointList {
@@ -114,11 +133,12 @@ func (r rungs) add(cl *claim, delta int) {
 	if cl == nil || cl.lists == "" {
 		return
 	}
-	for _, l := range unpackLists(cl.lists) {
-		n := len(l.eps)
-		r[l.m][n] += delta
-		if r[l.m][n] == 0 {
-			delete(r[l.m], n)
+	for s := cl.lists; len(s) > 0; {
+		var m, n int
+		m, n, s = nextListLen(s)
+		r[m][n] += delta
+		if r[m][n] == 0 {
+			delete(r[m], n)
 		}
 	}
 }

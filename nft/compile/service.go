@@ -55,7 +55,7 @@ func (c *compiler) service(b *builder, svc *model.Service) {
 			c.problem(svc, fmt.Sprintf("spec.ports[%d].protocol", i), fmt.Sprintf("unsupported protocol %q", port.Protocol))
 			continue
 		}
-		ref := portRef{svc: svc, port: port, index: i, proto: proto, object: "Service " + svc.Key()}
+		ref := portRef{svc: svc, port: port, index: i, proto: proto, object: c.object}
 		c.servicePort(b, ref, clusterIPs)
 	}
 }
@@ -129,7 +129,7 @@ func (c *compiler) entry(b *builder, ref portRef, set, field string, key []nft.V
 			nonEmpty = append(nonEmpty, l)
 		}
 	}
-	i := b.claimElement(set, ref.svc.Key(), field, nft.Element{Key: key, Verdict: nft.GotoChain(chain), Comment: ref.comment()}, nonEmpty...)
+	i := b.claimElement(set, c.key, field, nft.Element{Key: key, Verdict: nft.GotoChain(chain), Comment: ref.comment()}, nonEmpty...)
 	c.problems = append(c.problems, unitProblem{
 		Problem: Problem{Object: ref.object, Field: field}, family: b.family, claim: i})
 }
@@ -197,7 +197,7 @@ func (c *compiler) noEndpoints(b *builder, ref portRef, clusterIPs []netip.Addr,
 // first Service in the snapshot; the others get a Problem naming field
 // (settled when the table is assembled, see claims).
 func (c *compiler) element(b *builder, ref portRef, set, field string, key []nft.Value, v nft.Verdict) {
-	i := b.claimElement(set, ref.svc.Key(), field, nft.Element{Key: key, Verdict: v, Comment: ref.comment()})
+	i := b.claimElement(set, c.key, field, nft.Element{Key: key, Verdict: v, Comment: ref.comment()})
 	c.problems = append(c.problems, unitProblem{
 		Problem: Problem{Object: ref.object, Field: field}, family: b.family, claim: i})
 }

@@ -20,9 +20,7 @@ type Tables struct {
 	opts  Options
 	node  nodeInfo
 	units map[string]*unit
-	// order is each Service's position in the latest snapshot: the first
-	// Service wins a key that several claim.
-	order map[string]int
+	order order
 	fams  [2]*familyState
 	// troubled holds the units that have problems of their own; a unit
 	// with a claim conflict is found through the contested keys.
@@ -88,7 +86,7 @@ func New(snap *model.Snapshot, node model.Node, o Options) *Tables {
 	}
 	for _, fs := range c.fams {
 		for _, ct := range fs.contests {
-			ct.settle(c.order)
+			ct.settle(&c.order)
 			fs.rungs.add(ct.winner, 1)
 		}
 	}
@@ -102,17 +100,6 @@ func newFamilyState(f nft.Family, node model.Node) *familyState {
 		fs.nodeUses = fs.nodeUses || nft.FamilyOf(ip) == f
 	}
 	return fs
-}
-
-func orderOf(snap *model.Snapshot) map[string]int {
-	order := make(map[string]int, len(snap.Services))
-	for i := range snap.Services {
-		key := snap.Services[i].Key()
-		if _, dup := order[key]; !dup {
-			order[key] = i
-		}
-	}
-	return order
 }
 
 func (c *Tables) setUnit(key string, u *unit) {
@@ -200,11 +187,11 @@ func (fs *familyState) removeShared(cl *claim) {
 }
 
 // settle gives the key to the claimant that comes first in the snapshot.
-func (ct *contest) settle(order map[string]int) {
+func (ct *contest) settle(order *order) {
 	ct.winner = nil
 	best := math.MaxInt
 	for _, cl := range ct.claims {
-		pos, ok := order[cl.owner]
+		pos, ok := order.of(cl.owner)
 		if !ok {
 			pos = math.MaxInt - 1 // gone from the snapshot but not reported changed
 		}
@@ -267,7 +254,7 @@ func (c *Tables) problemUnits() map[string]*unit {
 }
 
 func (c *Tables) position(key string) int {
-	if pos, ok := c.order[key]; ok {
+	if pos, ok := c.order.of(key); ok {
 		return pos
 	}
 	return math.MaxInt

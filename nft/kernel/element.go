@@ -14,12 +14,13 @@ import (
 	"github.com/nftproxy/nftproxy/nft"
 )
 
-// Set and map elements: encodeElements writes them for google/nftables'
-// element operations; decodeElement reads what readElements dumps. Every
-// key part fills whole 32-bit words in a concatenation, as the kernel's set
-// code expects.
+// Set and map elements: element_msg.go writes them into the batch, but for
+// range sets, which google/nftables writes from encodeElements; encodeKey
+// serves requests of one element; decodeElement reads what readElements
+// dumps. Every key part fills whole 32-bit words in a concatenation, as the
+// kernel's set code expects.
 
-// encodeElements returns elems as elements of s.
+// encodeElements returns elems as google/nftables' elements of s.
 func encodeElements(s *nft.Set, elems []nft.Element) []nftables.SetElement {
 	if isRangeSet(s) {
 		return encodeRanges(elems)

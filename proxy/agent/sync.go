@@ -99,6 +99,9 @@ func (a *Agent) succeeded(in dataplane.Input, res dataplane.Result, change track
 	for _, h := range a.cfg.Hooks {
 		h.AfterSync(a.prev, in.Snapshot, in.Node)
 	}
+	// The previous snapshot is read by nobody now: its arrays may become
+	// the next snapshot's (tracker.Release).
+	a.tracker.Release(a.prev)
 	a.prev = in.Snapshot
 	if res.Full {
 		// A full transaction leaves ~100 MB of garbage at 10,000 Services

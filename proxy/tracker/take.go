@@ -10,8 +10,8 @@ import (
 // Change is what one sync programs.
 type Change struct {
 	// Snapshot is every recorded Service, EndpointSlice and ServiceCIDR,
-	// sorted by key.
-	// It is never modified afterwards: hooks may keep it.
+	// sorted by key. It is never modified afterwards, until it is handed
+	// back with Release.
 	Snapshot *model.Snapshot
 	// Changed holds the Services ("namespace/name") whose Service or
 	// EndpointSlices changed since the last Take.
@@ -65,18 +65,9 @@ func (t *Tracker) Pending() (services, endpoints int) {
 	return len(t.svcChanged), len(t.epChanged)
 }
 
-// snapshot copies the current objects in key order; t.mu is held.
+// snapshot returns the current objects in key order; t.mu is held.
 func (t *Tracker) snapshot() *model.Snapshot {
-	s := &model.Snapshot{
-		Services: make([]model.Service, 0, len(t.services)),
-		Slices:   make([]model.EndpointSlice, 0, len(t.slices)),
-	}
-	for _, k := range slices.Sorted(maps.Keys(t.services)) {
-		s.Services = append(s.Services, *t.services[k])
-	}
-	for _, k := range slices.Sorted(maps.Keys(t.slices)) {
-		s.Slices = append(s.Slices, *t.slices[k])
-	}
+	s := &model.Snapshot{Services: t.services.snapshot(), Slices: t.slices.snapshot()}
 	for _, k := range slices.Sorted(maps.Keys(t.cidrs)) {
 		s.ServiceCIDRs = append(s.ServiceCIDRs, *t.cidrs[k])
 	}

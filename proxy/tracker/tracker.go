@@ -24,9 +24,9 @@ type Tracker struct {
 	start time.Time
 
 	mu       sync.Mutex
-	services map[string]*model.Service       // by "namespace/name"
-	slices   map[string]*model.EndpointSlice // by the slice's "namespace/name"
-	cidrs    map[string]*model.ServiceCIDR   // by name
+	services store[model.Service]          // by "namespace/name"
+	slices   store[model.EndpointSlice]    // by the slice's "namespace/name"
+	cidrs    map[string]*model.ServiceCIDR // by name
 	// Services (by key) whose Service or EndpointSlices changed since the
 	// last Take.
 	svcChanged, epChanged map[string]bool
@@ -47,8 +47,8 @@ type Trigger struct {
 func New(start time.Time) *Tracker {
 	return &Tracker{
 		start:      start,
-		services:   map[string]*model.Service{},
-		slices:     map[string]*model.EndpointSlice{},
+		services:   newStore[model.Service](),
+		slices:     newStore[model.EndpointSlice](),
 		cidrs:      map[string]*model.ServiceCIDR{},
 		svcChanged: map[string]bool{},
 		epChanged:  map[string]bool{},
@@ -61,15 +61,11 @@ func New(start time.Time) *Tracker {
 func (t *Tracker) SetService(key string, svc *model.Service) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	old := t.services[key]
+	old := t.services.objs[key]
 	if reflect.DeepEqual(old, svc) {
 		return false
 	}
-	if svc == nil {
-		delete(t.services, key)
-	} else {
-		t.services[key] = svc
-	}
+	t.services.set(key, svc)
 	t.svcChanged[key] = true
 	return true
 }
@@ -80,15 +76,11 @@ func (t *Tracker) SetService(key string, svc *model.Service) bool {
 func (t *Tracker) SetSlice(key string, sl *model.EndpointSlice, trigger time.Time) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	old := t.slices[key]
+	old := t.slices.objs[key]
 	if reflect.DeepEqual(old, sl) {
 		return false
 	}
-	if sl == nil {
-		delete(t.slices, key)
-	} else {
-		t.slices[key] = sl
-	}
+	t.slices.set(key, sl)
 	// A slice that moved to another Service changes both.
 	for _, s := range []*model.EndpointSlice{old, sl} {
 		if s != nil {
