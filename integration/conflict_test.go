@@ -51,7 +51,7 @@ func TestDataplaneReplansAfterForeignCommit(t *testing.T) {
 		race         string
 		wantRepaired bool
 	}{
-		{"our map element deleted", "delete element ip kube-proxy service-ips { 10.96.1.10 . tcp . 80 }", true},
+		{"our map element deleted", "delete element ip kube-proxy cluster-ip-ports { 10.96.1.10 . tcp . 80 }", true},
 		{"a rule added to our chain", "add rule ip kube-proxy services counter", true},
 		{"another table added", "add table inet someone-else", false},
 	}

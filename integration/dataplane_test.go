@@ -40,7 +40,7 @@ func TestDataplaneWatchAndRepair(t *testing.T) {
 	for _, tamper := range []string{
 		"delete table ip kube-proxy",
 		"flush chain ip kube-proxy pick-endpoint",
-		"delete element ip kube-proxy service-ips { 10.96.1.10 . tcp . 80 }",
+		"delete element ip kube-proxy cluster-ip-ports { 10.96.1.10 . tcp . 80 }",
 		"add rule ip kube-proxy services counter",
 		"add chain ip6 kube-proxy stray",
 	} {

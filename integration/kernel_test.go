@@ -28,7 +28,7 @@ func TestReadBack(t *testing.T) {
 		full   bool // the repair rebuilds a whole table
 	}{
 		{tamper: "flush chain ip kube-proxy services"},
-		{tamper: "delete element ip kube-proxy service-ips { 10.96.1.10 . tcp . 80 }"},
+		{tamper: "delete element ip kube-proxy cluster-ip-ports { 10.96.1.10 . tcp . 80 }"},
 		{tamper: "add element ip6 kube-proxy cluster-ips { fd00:96::9:9 }"},
 		{tamper: "add rule ip kube-proxy masquerading counter"},
 		{tamper: "add chain ip kube-proxy stray"},

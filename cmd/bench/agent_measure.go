@@ -22,7 +22,7 @@ type agentRun struct {
 	// Load is the load average (1, 5, 15 min) when the run started.
 	Load string
 	// Cold is the cold full sync: from the proxy's exec to the moment the
-	// first and the last Service's service-ips elements are both in the
+	// first and the last Service's entries (entrySet) are both in the
 	// kernel; 0 when ColdTimeout passed first.
 	Cold, ColdTimeout float64
 	// StartCPU is the CPU the proxy (and its waited-for children) used
@@ -89,11 +89,17 @@ type binaries struct{ nftproxy, kubeProxy string }
 // pollInterval is the resolution of the cold-sync time.
 const pollInterval = 20 * time.Millisecond
 
-// serviceIPs is the verdict map both proxies program, with kube-proxy's
-// name and key: its element for a Service port appears in the same
-// transaction as the Service's rules.
-var serviceIPs = &nft.Set{Name: "service-ips", Map: true,
-	Key: []nft.DataType{nft.TypeIPv4Addr, nft.TypeInetProto, nft.TypeInetService}}
+// entrySet is where each proxy puts the entry of a ClusterIP Service port,
+// keyed ClusterIP . protocol . port: kube-proxy's service-ips verdict map,
+// our cluster-ip-ports set. The element appears in the same transaction as
+// the Service's rules or endpoints.
+func entrySet(kind proxyKind) *nft.Set {
+	key := []nft.DataType{nft.TypeIPv4Addr, nft.TypeInetProto, nft.TypeInetService}
+	if kind == kubeProxy {
+		return &nft.Set{Name: "service-ips", Map: true, Key: key}
+	}
+	return &nft.Set{Name: "cluster-ip-ports", Key: key}
+}
 
 func serviceKey(i int) []nft.Value {
 	return []nft.Value{{Addr: clusterIP(i)}, {Num: uint32(nft.ProtoTCP)}, {Num: 80}}
@@ -133,7 +139,7 @@ func measureProxy(a *api, c agentConfig, kind proxyKind, s size) (agentRun, erro
 }
 
 func measureRunning(a *api, c agentConfig, n *node, p *process, s size, r *agentRun) error {
-	if err := waitCold(n, p, s, c.coldTimeout, r); err != nil || r.Cold == 0 {
+	if err := waitCold(n, p, entrySet(proxyKind(r.Proxy)), s, c.coldTimeout, r); err != nil || r.Cold == 0 {
 		return err
 	}
 	sc := newScraper(n)
@@ -163,11 +169,11 @@ func measureRunning(a *api, c agentConfig, n *node, p *process, s size, r *agent
 
 // waitCold polls the node's kernel until the first and the last Service
 // are programmed, and records the time since the exec and the CPU used.
-func waitCold(n *node, p *process, s size, timeout time.Duration, r *agentRun) error {
+func waitCold(n *node, p *process, entries *nft.Set, s size, timeout time.Duration, r *agentRun) error {
 	deadline := p.start.Add(timeout)
 	for _, i := range []int{s.services - 1, 0} {
 		for {
-			_, ok, err := n.k.GetElement(nft.IPv4, serviceIPs, serviceKey(i))
+			_, ok, err := n.k.GetElement(nft.IPv4, entries, serviceKey(i))
 			if err != nil {
 				return err
 			}

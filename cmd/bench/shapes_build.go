@@ -13,25 +13,31 @@ import (
 )
 
 // The candidate table shapes of issue 12, built as nft.Ruleset values of
-// one cluster. L is what the compiler writes; the other two are derived
-// from L's table by moving its endpoints elsewhere, so that the three
-// share every other object (skeleton, sets, Service lookup):
+// one cluster. L is what the compiler writes; the others are derived from
+// L's table by moving its entries and endpoints elsewhere, so that all
+// share every other object (skeleton, sets):
 //
 //   - old: the shape before L. One chain per Service port, one rule per
 //     endpoint: `numgen random mod n-i 0 ... dnat to` endpoint i, the
-//     last rule without numgen; the service-ips element goes to it.
+//     last rule without numgen; the Service's service-ips element (a
+//     verdict map, as kube-proxy has it) goes to it.
 //   - A: one data map keyed daddr . proto . dport . i (i < n) and one
 //     shared chain per endpoint count, pick-n, whose one rule draws
 //     `numgen random mod n`; the service-ips element goes to pick-n.
+//   - L-vmap: L's endpoint lists and rungs, with each entry a service-ips
+//     element going to pick-endpoint (L as first written).
 //   - L: one data map keyed daddr . proto . dport . n*n+i and one shared
-//     chain of rungs, one per count in use (docs/ruleset.md).
+//     chain of rungs, one per count in use; each entry an element of the
+//     plain set cluster-ip-ports, which one rule sends to the rungs
+//     (docs/ruleset.md).
 
 // shapeNames lists the shapes in the order they are measured.
-var shapeNames = []string{"old", "A", "L"}
+var shapeNames = []string{"old", "A", "L-vmap", "L"}
 
 // The compiler's names of what the derivation moves (nft/compile).
 const (
 	shapeServiceIPs = "service-ips"
+	shapeEntries    = "cluster-ip-ports"
 	shapeEndpoints  = "endpoints"
 	shapePick       = "pick-endpoint"
 )
@@ -77,9 +83,17 @@ func buildShape(name string, snap *model.Snapshot) (nft.Ruleset, error) {
 	if err != nil {
 		return nil, err
 	}
+	entries, svcIPs := t.Set(shapeEntries), t.Set(shapeServiceIPs)
+	for _, e := range entries.Elements {
+		e.Verdict = nft.GotoChain(shapePick)
+		svcIPs.Elements = append(svcIPs.Elements, e)
+	}
+	entries.Elements = nil
+	if name == "L-vmap" {
+		return nft.Ruleset{nft.IPv4: t}, nil
+	}
 	pick, eps := t.Chain(shapePick), t.Set(shapeEndpoints)
 	pick.Rules, eps.Elements = nil, nil
-	svcIPs := t.Set(shapeServiceIPs)
 	for i, e := range svcIPs.Elements {
 		l, ok := lists[svcIPs.KeyText(e.Key)]
 		if !ok || e.Verdict.Chain != shapePick {
@@ -102,9 +116,9 @@ type endpointList struct{ data [][]nft.Value }
 // entry's key text): element n*n+i is endpoint i of n.
 func endpointLists(t *nft.Table) (map[string]*endpointList, error) {
 	eps := t.Set(shapeEndpoints)
-	if eps == nil || t.Chain(shapePick) == nil || t.Set(shapeServiceIPs) == nil {
-		return nil, fmt.Errorf("the compiled table has no map %s, chain %s or map %s: the shape changed, update bench shapes",
-			shapeEndpoints, shapePick, shapeServiceIPs)
+	if eps == nil || t.Chain(shapePick) == nil || t.Set(shapeServiceIPs) == nil || t.Set(shapeEntries) == nil {
+		return nil, fmt.Errorf("the compiled table has no map %s, chain %s, map %s or set %s: the shape changed, update bench shapes",
+			shapeEndpoints, shapePick, shapeServiceIPs, shapeEntries)
 	}
 	out := map[string]*endpointList{}
 	keyOf := &nft.Set{Key: t.Set(shapeServiceIPs).Key}

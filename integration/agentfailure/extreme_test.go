@@ -50,7 +50,7 @@ func TestExtremeObjects(t *testing.T) {
 		addr := fmt.Sprintf("10.96.11.20:%d", port)
 		e2e.Eventually(t, "many-ports answers on "+addr, env.AnsweredBy(addr, 1, b[1].Name))
 	}
-	e2e.Eventually(t, "many-ports has all its ports in service-ips", countElements(env.Lab, "10.96.11.20 . tcp . ", manyPorts))
+	e2e.Eventually(t, "many-ports has all its ports in cluster-ip-ports", countElements(env.Lab, "10.96.11.20 . tcp . ", manyPorts))
 	e2e.Eventually(t, "many-endpoints DNATs to all its endpoints", countDestinations(env.Lab, netip.MustParseAddr("10.96.11.30"), 80, manyEndpoints))
 	e2e.Eventually(t, "the long-named Service answers", env.AnsweredBy("10.96.11.40:80", 3, b[1].Name))
 	e2e.Eventually(t, "web still answers", env.AnsweredBy("10.96.11.10:80", 3, b[0].Name))
@@ -132,11 +132,11 @@ func refuseIPv6InIPv4Slice(t *testing.T, env *e2e.Env) {
 	t.Logf("the API server refuses an IPv6 address in an IPv4 slice: %v", err)
 }
 
-// countElements checks that service-ips has want elements starting with
+// countElements checks that cluster-ip-ports has want elements starting with
 // prefix.
 func countElements(c *lab.Cluster, prefix string, want int) func() error {
 	return func() error {
-		out, err := c.Node.Exec("nft", "list", "map", "ip", "kube-proxy", "service-ips")
+		out, err := c.Node.Exec("nft", "list", "set", "ip", "kube-proxy", "cluster-ip-ports")
 		if err != nil {
 			return err
 		}

@@ -31,7 +31,7 @@ func TestRepairsTamperedTable(t *testing.T) {
 		name string
 		nft  string
 	}{
-		{"delete a service-ips element", "delete element ip kube-proxy service-ips { 10.96.4.10 . tcp . 80 }"},
+		{"delete a cluster-ip-ports element", "delete element ip kube-proxy cluster-ip-ports { 10.96.4.10 . tcp . 80 }"},
 		{"flush the chain that picks endpoints", "flush chain ip kube-proxy pick-endpoint"},
 		{"delete an endpoint element", "delete element ip kube-proxy endpoints { 10.96.4.10 . tcp . 80 . 4 }"},
 		{"add a rule", "add rule ip kube-proxy services ip daddr 10.96.4.10 drop"},

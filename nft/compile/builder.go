@@ -52,7 +52,7 @@ type claim struct {
 	data    string // packValues(the element's Data)
 	comment string // the element's Comment: the Service port that claims it
 	// lists are the endpoint lists (lists.go) that come with an entry of
-	// service-ips or service-nodeports, packed: they are programmed
+	// the entry sets or maps (servicesRules), packed: they are programmed
 	// exactly when the entry is, so two Services claiming one key never mix
 	// their endpoints.
 	lists string
@@ -157,9 +157,9 @@ func claimKey(set string, key []nft.Value) string { return packKey(set, key) }
 // keySpace names the address space a set's keys live in.
 func keySpace(set string) string {
 	switch set {
-	case mapServiceIPs, mapNoEndpointServices:
+	case mapServiceIPs, mapNoEndpointServices, setClusterIPPorts, setExternalIPPorts, setExternalLocalIPPorts:
 		return "service-ip"
-	case mapServiceNodePorts, mapNoEndpointNodePorts:
+	case mapServiceNodePorts, mapNoEndpointNodePorts, setNodePorts, setLocalNodePorts:
 		return "nodeport"
 	}
 	return set

@@ -24,9 +24,9 @@ func TestCompileConflictAcrossMaps(t *testing.T) {
 	if diff := cmp.Diff(want, problemTexts(problems)); diff != "" {
 		t.Fatalf("problems (-want +got):\n%s", diff)
 	}
-	for _, e := range rs[nft.IPv4].Set("service-ips").Elements {
+	for _, e := range rs[nft.IPv4].Set("external-ip-ports").Elements {
 		if e.Key[0].Addr == snap.Services[0].ClusterIPs[0] {
-			t.Fatalf("service-ips has the key owned by ns/svc-0: %v", e)
+			t.Fatalf("external-ip-ports has the key owned by ns/svc-0: %v", e)
 		}
 	}
 }
@@ -51,8 +51,8 @@ func TestCompileUnknownProtocolSkipsOnlyThatPort(t *testing.T) {
 	if len(problems) != 1 || problems[0].Field != "spec.ports[1].protocol" {
 		t.Fatalf("problems = %v", problems)
 	}
-	if got := rs[nft.IPv4].Set("service-ips").Elements; len(got) != 1 || got[0].Key[2].Num != 80 {
-		t.Fatalf("the valid port was not compiled: service-ips holds %v", got)
+	if got := rs[nft.IPv4].Set("cluster-ip-ports").Elements; len(got) != 1 || got[0].Key[2].Num != 80 {
+		t.Fatalf("the valid port was not compiled: cluster-ip-ports holds %v", got)
 	}
 }
 

@@ -84,8 +84,8 @@ func (c *compiler) servicePort(b *builder, ref portRef, clusterIPs []netip.Addr)
 	c.listPort(b, ref, sets, clusterIPs, external)
 }
 
-// listPort sends every entry of ref's port to a shared chain that picks
-// from the endpoint list the entry brings (lists.go): the port has no
+// listPort puts every entry of ref's port in the set whose shared chain
+// picks from the endpoint list the entry brings (lists.go): the port has no
 // chain of its own.
 func (c *compiler) listPort(b *builder, ref portRef, sets endpointSets, clusterIPs []netip.Addr, external []externalIP) {
 	internal := sets.cluster
@@ -93,31 +93,31 @@ func (c *compiler) listPort(b *builder, ref portRef, sets endpointSets, clusterI
 		internal = sets.local
 	}
 	for _, ip := range clusterIPs {
-		c.entry(b, ref, mapServiceIPs, "spec.clusterIPs", ref.key(ip), chainPickEndpoint, c.list(ref, mapEndpoints, internal))
+		c.entry(b, ref, setClusterIPPorts, "spec.clusterIPs", ref.key(ip), c.list(ref, mapEndpoints, internal))
 	}
-	target, lists := chainExternal, []endpointList{c.list(ref, mapEndpoints, sets.cluster)}
-	npTarget, npLists := chainNodePort, []endpointList{c.list(ref, mapNodePortEndpoints, sets.cluster)}
+	ext, lists := setExternalIPPorts, []endpointList{c.list(ref, mapEndpoints, sets.cluster)}
+	np, npLists := setNodePorts, []endpointList{c.list(ref, mapNodePortEndpoints, sets.cluster)}
 	if ref.svc.ExternalLocal {
-		target, lists = chainExternalLocal, append(lists, c.list(ref, mapLocalEndpoints, sets.local))
-		npTarget, npLists = chainNodePortLocal, append(npLists, c.list(ref, mapNodePortLocalEndpoints, sets.local))
+		ext, lists = setExternalLocalIPPorts, append(lists, c.list(ref, mapLocalEndpoints, sets.local))
+		np, npLists = setLocalNodePorts, append(npLists, c.list(ref, mapNodePortLocalEndpoints, sets.local))
 	}
 	for _, e := range external {
-		c.entry(b, ref, mapServiceIPs, e.field, ref.key(e.ip), target, lists...)
+		c.entry(b, ref, ext, e.field, ref.key(e.ip), lists...)
 	}
 	if ref.port.NodePort != 0 {
-		c.entry(b, ref, mapServiceNodePorts, fmt.Sprintf("spec.ports[%d].nodePort", ref.index), ref.nodePortKey(), npTarget, npLists...)
+		c.entry(b, ref, np, fmt.Sprintf("spec.ports[%d].nodePort", ref.index), ref.nodePortKey(), npLists...)
 	}
 }
 
-// entry claims an entry of set (service-ips or service-nodeports) that goes
-// to chain, with the endpoint lists that chain picks from. An entry whose
-// first list is empty has endpoints, but none for this traffic
+// entry claims an element of set, one of the sets servicesRules sends to a
+// shared chain, with the endpoint lists that chain picks from. An entry
+// whose first list is empty has endpoints, but none for this traffic
 // (internalTrafficPolicy Local without a local endpoint): it is dropped,
 // not rejected, as kube-proxy does.
-func (c *compiler) entry(b *builder, ref portRef, set, field string, key []nft.Value, chain string, lists ...endpointList) {
+func (c *compiler) entry(b *builder, ref portRef, set, field string, key []nft.Value, lists ...endpointList) {
 	if len(lists[0].eps) == 0 {
 		noEndpoints := mapNoEndpointServices
-		if set == mapServiceNodePorts {
+		if keySpace(set) == keySpace(mapNoEndpointNodePorts) {
 			noEndpoints = mapNoEndpointNodePorts
 		}
 		c.element(b, ref, noEndpoints, field, key, nft.Verdict{Kind: nft.Drop})
@@ -129,7 +129,7 @@ func (c *compiler) entry(b *builder, ref portRef, set, field string, key []nft.V
 			nonEmpty = append(nonEmpty, l)
 		}
 	}
-	i := b.claimElement(set, c.key, field, nft.Element{Key: key, Verdict: nft.GotoChain(chain), Comment: ref.comment()}, nonEmpty...)
+	i := b.claimElement(set, c.key, field, nft.Element{Key: key, Comment: ref.comment()}, nonEmpty...)
 	c.problems = append(c.problems, unitProblem{
 		Problem: Problem{Object: ref.object, Field: field}, family: b.family, claim: i})
 }

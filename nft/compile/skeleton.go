@@ -6,17 +6,25 @@ import "github.com/nftproxy/nftproxy/nft"
 // priorities are kube-proxy's, because CNIs and host firewalls integrate
 // against them.
 const (
-	setClusterIPs          = "cluster-ips"
-	setNodePortIPs         = "nodeport-ips"
-	setHairpin             = "hairpin-endpoints"
-	mapServiceIPs          = "service-ips"
-	mapServiceNodePorts    = "service-nodeports"
-	mapNoEndpointServices  = "no-endpoint-services"
-	mapNoEndpointNodePorts = "no-endpoint-nodeports"
-	mapFirewallIPs         = "firewall-ips"
-	setFirewallAllow       = "firewall-allow"
-	setAffinity            = "affinity"
-	setServiceCIDRs        = "service-cidrs"
+	setClusterIPs       = "cluster-ips"
+	setNodePortIPs      = "nodeport-ips"
+	setHairpin          = "hairpin-endpoints"
+	mapServiceIPs       = "service-ips"
+	mapServiceNodePorts = "service-nodeports"
+
+	// Where the entries of Services without session affinity go: an entry
+	// is an element of the set that names its chain (see servicesRules).
+	setClusterIPPorts       = "cluster-ip-ports"
+	setExternalIPPorts      = "external-ip-ports"
+	setExternalLocalIPPorts = "external-local-ip-ports"
+	setNodePorts            = "node-ports"
+	setLocalNodePorts       = "local-node-ports"
+	mapNoEndpointServices   = "no-endpoint-services"
+	mapNoEndpointNodePorts  = "no-endpoint-nodeports"
+	mapFirewallIPs          = "firewall-ips"
+	setFirewallAllow        = "firewall-allow"
+	setAffinity             = "affinity"
+	setServiceCIDRs         = "service-cidrs"
 
 	mapEndpoints              = "endpoints"
 	mapLocalEndpoints         = "local-endpoints"
@@ -95,8 +103,13 @@ var sets = []setSpec{
 	{setServiceCIDRs, addrKey, false, "ServiceCIDRs: new traffic to an address in them that no Service holds is dropped", nil, nil},
 	{setNodePortIPs, addrKey, false, "IPs that accept NodePort traffic", nil, nil},
 	{setHairpin, pairKey, false, "Endpoints reaching themselves through a Service: masqueraded", nil, nil},
-	{mapServiceIPs, svcKey, true, "ClusterIP, ExternalIP and LoadBalancer IP traffic", nil, nil},
-	{mapServiceNodePorts, portKey, true, "NodePort traffic", nil, nil},
+	{setClusterIPPorts, svcKey, false, "ClusterIPs and ports: to their endpoints", nil, nil},
+	{setExternalIPPorts, svcKey, false, "ExternalIPs, LoadBalancer IPs and ports: masqueraded, to their endpoints", nil, nil},
+	{setExternalLocalIPPorts, svcKey, false, "ExternalIPs, LoadBalancer IPs and ports under externalTrafficPolicy Local", nil, nil},
+	{setNodePorts, portKey, false, "NodePorts: masqueraded, to their endpoints", nil, nil},
+	{setLocalNodePorts, portKey, false, "NodePorts under externalTrafficPolicy Local", nil, nil},
+	{mapServiceIPs, svcKey, true, "Service IPs and ports of Services with session affinity: to their chains", nil, nil},
+	{mapServiceNodePorts, portKey, true, "NodePorts of Services with session affinity: to their chains", nil, nil},
 	{mapNoEndpointServices, svcKey, true, "Service IPs and ports with no endpoints", nil, nil},
 	{mapNoEndpointNodePorts, portKey, true, "NodePorts of Services with no endpoints", nil, nil},
 	{mapFirewallIPs, svcKey, true, "Destinations subject to loadBalancerSourceRanges", nil, nil},
@@ -285,8 +298,16 @@ func entryRules(f nft.Family, o Options, local bool, cluster, localChain string)
 }
 
 // servicesRules is the entry point from the nat hooks: masquerade marking
-// for ClusterIP traffic, then one verdict-map lookup for Service IPs and one
-// for NodePorts.
+// for ClusterIP traffic, then the lookups that send each entry (a Service
+// IP and port, or a NodePort) to its chain, one lookup per kind of entry.
+//
+// Entries of Services without session affinity are elements of plain sets
+// that say where their traffic goes, not of a verdict map: the kernel
+// re-validates the table for a new rule (a rung, lists.go) or a goto
+// element by walking every element of every verdict map on the way, once
+// per hook, so a verdict map of every Service IP would make that walk
+// grow with the cluster. Only Services with session affinity, which have
+// chains of their own, are in the verdict maps.
 func servicesRules(f nft.Family, o Options) []nft.Rule {
 	var rules []nft.Rule
 	clusterIP := nft.InSet{Keys: daddr, Set: setClusterIPs}
@@ -296,9 +317,15 @@ func servicesRules(f nft.Family, o Options) []nft.Rule {
 	case len(o.localCIDRs(f)) > 0:
 		rules = append(rules, rule(clusterIP, nft.JumpTo(chainMarkNonCluster)))
 	}
+	nodePort := nft.InSet{Keys: daddr, Set: setNodePortIPs}
 	return append(rules,
+		rule(nft.InSet{Keys: daddrProtoPort, Set: setClusterIPPorts}, nft.GotoChain(chainPickEndpoint)),
+		rule(nft.InSet{Keys: daddrProtoPort, Set: setExternalIPPorts}, nft.GotoChain(chainExternal)),
+		rule(nft.InSet{Keys: daddrProtoPort, Set: setExternalLocalIPPorts}, nft.GotoChain(chainExternalLocal)),
 		rule(nft.Vmap{Keys: daddrProtoPort, Map: mapServiceIPs}),
-		rule(nft.InSet{Keys: daddr, Set: setNodePortIPs}, nft.Vmap{Keys: protoPort, Map: mapServiceNodePorts}),
+		rule(nodePort, nft.InSet{Keys: protoPort, Set: setNodePorts}, nft.GotoChain(chainNodePort)),
+		rule(nodePort, nft.InSet{Keys: protoPort, Set: setLocalNodePorts}, nft.GotoChain(chainNodePortLocal)),
+		rule(nodePort, nft.Vmap{Keys: protoPort, Map: mapServiceNodePorts}),
 	)
 }
 

@@ -9,8 +9,8 @@ import (
 )
 
 // entry is one way into a Service port that the table holds: an element
-// of service-ips or no-endpoint-services (a Service address and port), or
-// of service-nodeports or no-endpoint-nodeports (a NodePort).
+// of one of ipEntrySets (a Service address and port) or of
+// nodePortEntrySets (a NodePort).
 type entry struct {
 	svc   ServicePort
 	set   string
@@ -23,14 +23,12 @@ type entry struct {
 	addrs []netip.Addr
 }
 
-func (e entry) nodePort() bool {
-	return e.set == mapServiceNodePorts || e.set == mapNoEndpointNodePorts
-}
+func (e entry) nodePort() bool { return slices.Contains(nodePortEntrySets, e.set) }
 
 // entryFor returns the entry a packet to dst over proto reaches, if any.
 func entryFor(t *nft.Table, dst netip.AddrPort, proto uint8) (entry, bool) {
 	key := []nft.Value{{Addr: dst.Addr()}, {Num: uint32(proto)}, {Num: uint32(dst.Port())}}
-	for _, set := range []string{mapServiceIPs, mapNoEndpointServices} {
+	for _, set := range ipEntrySets {
 		if e, ok := find(t, set, key); ok {
 			return newEntry(t, set, e), true
 		}
@@ -38,7 +36,7 @@ func entryFor(t *nft.Table, dst netip.AddrPort, proto uint8) (entry, bool) {
 	if !contains(t, setNodePortIPs, dst.Addr()) {
 		return entry{}, false
 	}
-	for _, set := range []string{mapServiceNodePorts, mapNoEndpointNodePorts} {
+	for _, set := range nodePortEntrySets {
 		if e, ok := find(t, set, key[1:]); ok {
 			en := newEntry(t, set, e)
 			en.dst = dst
@@ -52,7 +50,7 @@ func entryFor(t *nft.Table, dst netip.AddrPort, proto uint8) (entry, bool) {
 func newEntry(t *nft.Table, set string, e nft.Element) entry {
 	svc, _ := parseComment(e.Comment)
 	en := entry{svc: svc, set: set, elem: e}
-	if set == mapServiceNodePorts || set == mapNoEndpointNodePorts {
+	if en.nodePort() {
 		en.proto = uint8(e.Key[0].Num)
 		en.addrs = nodePortAddrs(t)
 		if len(en.addrs) > 0 {
@@ -98,7 +96,7 @@ func nodePortAddrs(t *nft.Table) []netip.Addr {
 func serviceEntries(t *nft.Table, ns, name string) []entry {
 	prefix := ns + "/" + name + ":"
 	var out []entry
-	for _, set := range []string{mapServiceIPs, mapNoEndpointServices, mapServiceNodePorts, mapNoEndpointNodePorts} {
+	for _, set := range append(slices.Clone(ipEntrySets), nodePortEntrySets...) {
 		s := t.Set(set)
 		if s == nil {
 			continue

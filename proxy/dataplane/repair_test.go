@@ -21,7 +21,7 @@ var tamperings = []struct {
 		}
 	}},
 	{"delete a map element", func(rs nft.Ruleset) {
-		if s := setOf(rs, "service-ips"); s != nil && len(s.Elements) > 0 {
+		if s := setOf(rs, "cluster-ip-ports"); s != nil && len(s.Elements) > 0 {
 			s.Elements = s.Elements[1:]
 		}
 	}},
