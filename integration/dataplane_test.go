@@ -19,13 +19,17 @@ import (
 )
 
 // TestDataplaneWatchAndRepair: the Dataplane programs a node namespace;
-// each change somebody makes to our table through the nft binary makes
-// Watch fire, and the Sync that follows repairs the table to the very
-// listing it had before.
+// each change somebody makes to our table through the nft binary is
+// announced by the kernel, and Watch repairs it by itself, from the
+// announcement alone (no read-back), to the very listing it had before. A
+// change to another table repairs nothing.
 func TestDataplaneWatchAndRepair(t *testing.T) {
 	c := lab.NewCluster(t, 0)
 	p := newProxy(t, c)
 	d := dataplane.New(p.k)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	repairs := d.Watch(ctx)
 	snap := mixedSnapshot()
 	in := dataplane.Input{Snapshot: &snap, Node: p.node, Options: p.opts}
 	if res, err := d.Sync(in); err != nil || !res.Full {
@@ -33,27 +37,29 @@ func TestDataplaneWatchAndRepair(t *testing.T) {
 	}
 	p.committed = p.compile(t, snap)
 	want := listTables(t, c.Node)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	fired := d.Watch(ctx)
+	endpoints := p.committed[nft.IPv4].Set("endpoints")
 	in.Changed = map[string]bool{}
-	for _, tamper := range []string{
-		"delete table ip kube-proxy",
-		"flush chain ip kube-proxy pick-endpoint",
-		"delete element ip kube-proxy service-ips { 10.96.1.10 . tcp . 80 }",
-		"add rule ip kube-proxy services counter",
-		"add chain ip6 kube-proxy stray",
+	for _, tc := range []struct {
+		tamper string
+		ops    int // a patch's operations; 0: the table rebuilt
+	}{
+		{"delete element ip kube-proxy service-ips { 10.96.1.10 . tcp . 80 }", 1},
+		{"delete element ip kube-proxy endpoints { " + endpoints.KeyText(endpoints.Elements[0].Key) + " }", 1},
+		{"flush chain ip kube-proxy pick-endpoint", 1 + len(p.committed[nft.IPv4].Chain("pick-endpoint").Rules)},
+		{"add rule ip kube-proxy services counter", 1 + len(p.committed[nft.IPv4].Chain("services").Rules)},
+		{"add chain ip6 kube-proxy stray", 2},
+		{"delete table ip kube-proxy", 0},
 	} {
-		t.Run(tamper, func(t *testing.T) {
-			nftIn(t, c.Node, strings.Fields(tamper)...)
+		t.Run(tc.tamper, func(t *testing.T) {
+			nftIn(t, c.Node, strings.Fields(tc.tamper)...)
+			var rep dataplane.Repair
 			select {
-			case <-fired:
+			case rep = <-repairs:
 			case <-time.After(10 * time.Second):
-				t.Fatal("Watch did not fire within 10s")
+				t.Fatal("no repair within 10s")
 			}
-			res, err := d.Sync(in)
-			if err != nil || !res.Repaired || res.Ops == 0 {
-				t.Fatalf("sync after the change: %+v, %v; want a repair", res, err)
+			if rep.Err != nil || rep.ReadBack || rep.Ops == 0 || (tc.ops > 0 && rep.Ops != tc.ops) {
+				t.Fatalf("repair %+v, want %d ops from the announcement", rep, tc.ops)
 			}
 			if diff := diffLines(want, listTables(t, c.Node)); diff != "" {
 				t.Errorf("ruleset after repair (-before +after):\n%s", diff)
@@ -61,6 +67,21 @@ func TestDataplaneWatchAndRepair(t *testing.T) {
 			assertInSync(t, p)
 		})
 	}
+	t.Run("another table changed", func(t *testing.T) {
+		nftIn(t, c.Node, "add", "table", "ip", "other")
+		nftIn(t, c.Node, "add", "chain", "ip", "other", "c")
+		res, err := d.Sync(in)
+		if err != nil || res.Ops != 0 || res.Repaired || res.ReadBack {
+			t.Fatalf("sync after another table changed: %+v, %v; want nothing, no read-back", res, err)
+		}
+		nftIn(t, c.Node, "delete", "element", "ip", "kube-proxy", "service-ips", "{ 10.96.1.10 . tcp . 80 }")
+		if rep := <-repairs; rep.Ops != 1 || rep.ReadBack {
+			t.Fatalf("first repair after it: %+v, want the element's alone", rep)
+		}
+		if !strings.Contains(nftIn(t, c.Node, "list", "tables"), "table ip other") {
+			t.Error("the other table is gone")
+		}
+	})
 }
 
 // listTables lists our tables, IPv4 first: a repaired table may come

@@ -57,13 +57,18 @@ func rungOffset(n int) uint32 { return uint32(n) * uint32(n) }
 
 // listElements returns the elements of list l for the entry with key key.
 func listElements(key []nft.Value, l endpointList) []nft.Element {
-	n := len(l.eps)
-	out := make([]nft.Element, n)
-	for i, ep := range l.eps {
-		k := append(append(make([]nft.Value, 0, len(key)+1), key...), nft.Value{Num: rungOffset(n) + uint32(i)})
-		out[i] = nft.Element{Key: k, Data: []nft.Value{{Addr: ep.addr}, {Num: uint32(ep.port)}}}
+	out := make([]nft.Element, len(l.eps))
+	for i := range l.eps {
+		out[i] = listElement(key, l, i)
 	}
 	return out
+}
+
+// listElement returns endpoint i of list l for the entry with key key.
+func listElement(key []nft.Value, l endpointList, i int) nft.Element {
+	k := append(append(make([]nft.Value, 0, len(key)+1), key...), nft.Value{Num: rungOffset(len(l.eps)) + uint32(i)})
+	ep := l.eps[i]
+	return nft.Element{Key: k, Data: []nft.Value{{Addr: ep.addr}, {Num: uint32(ep.port)}}}
 }
 
 // packLists packs lists for a claim: for each, its map's index, its

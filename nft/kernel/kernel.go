@@ -3,6 +3,7 @@ package kernel
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/google/nftables"
 	"github.com/mdlayher/netlink"
@@ -35,11 +36,15 @@ type Kernel struct {
 	// nsFD is our own duplicate of the namespace descriptor given to Open,
 	// -1 for the process's namespace: Read dials a socket of its own there.
 	nsFD int
+	// sub is the subscription to announcements, if any (notify.go).
+	subMu sync.Mutex
+	sub   *subscription
 }
 
 var (
-	_ nft.Applier = (*Kernel)(nil)
-	_ nft.Reader  = (*Kernel)(nil)
+	_ nft.Applier  = (*Kernel)(nil)
+	_ nft.Reader   = (*Kernel)(nil)
+	_ nft.Notifier = (*Kernel)(nil)
 )
 
 // Open connects to nftables in the network namespace nsFD refers to, or in
@@ -71,16 +76,22 @@ func Open(nsFD int) (*Kernel, error) {
 }
 
 func largeBuffers(c *netlink.Conn) error {
+	err := setSockopt(c, unix.SO_SNDBUFFORCE, bufferSize)
+	if err == nil {
+		err = setSockopt(c, unix.SO_RCVBUFFORCE, bufferSize)
+	}
+	return err
+}
+
+// setSockopt sets a SOL_SOCKET option of c to n.
+func setSockopt(c *netlink.Conn, opt, n int) error {
 	raw, err := c.SyscallConn()
 	if err != nil {
 		return err
 	}
 	var serr error
 	err = raw.Control(func(fd uintptr) {
-		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, bufferSize)
-		if serr == nil {
-			serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, bufferSize)
-		}
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, opt, n)
 	})
 	if err != nil {
 		return err
@@ -95,6 +106,9 @@ func largeBuffers(c *netlink.Conn) error {
 func (k *Kernel) Close() error {
 	if k.tx != nil {
 		k.tx.Close()
+	}
+	if s := k.subscription(); s != nil {
+		s.conn.Close() // its reader ends
 	}
 	k.closeGeneration()
 	closeFD(k.nsFD)
@@ -118,6 +132,7 @@ func (k *Kernel) Apply(p *nft.Plan) error {
 	if p.Empty() {
 		return nil
 	}
+	muted := k.mute(p)
 	var err error
 	for range 3 {
 		// EAGAIN asks for the batch again (the kernel was loading a module
@@ -126,6 +141,7 @@ func (k *Kernel) Apply(p *nft.Plan) error {
 			break
 		}
 	}
+	k.unmute(muted, p.Gen, err == nil)
 	return err
 }
 

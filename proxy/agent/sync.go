@@ -126,6 +126,9 @@ func (a *Agent) observe(res dataplane.Result, change tracker.Change, elapsed tim
 	if res.Repaired {
 		m.Repairs.Inc()
 	}
+	if res.ReadBack {
+		m.NotificationsLost.Inc()
+	}
 	for _, t := range change.Triggers {
 		m.NetworkProgramming.Observe(now.Sub(t).Seconds())
 	}

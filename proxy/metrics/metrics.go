@@ -38,11 +38,13 @@ type Metrics struct {
 	// HealthzTotal and LivezTotal count health responses by HTTP code.
 	HealthzTotal *prometheus.CounterVec
 	LivezTotal   *prometheus.CounterVec
-	// Ours: size of each committed transaction, and repairs of changes made
-	// to our tables by someone else.
-	TransactionOps   prometheus.Histogram
-	TransactionBytes prometheus.Histogram
-	Repairs          prometheus.Counter
+	// Ours: size of each committed transaction, repairs of changes made
+	// to our tables by someone else, and the times the kernel's
+	// notifications of those changes were lost (the tables were read back).
+	TransactionOps    prometheus.Histogram
+	TransactionBytes  prometheus.Histogram
+	Repairs           prometheus.Counter
+	NotificationsLost prometheus.Counter
 
 	registry *prometheus.Registry
 }
@@ -73,7 +75,11 @@ func New() *Metrics {
 			Buckets: prometheus.ExponentialBuckets(256, 4, 12),
 		}),
 		Repairs: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "nftproxy_external_changes_repaired_total", Help: "Syncs that found nftproxy's tables changed by someone else and restored them",
+			Name: "nftproxy_external_changes_repaired_total", Help: "Repairs of nftproxy's tables after someone else changed them",
+		}),
+		NotificationsLost: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "nftproxy_notifications_lost_total",
+			Help: "Times the kernel's notifications of ruleset changes were lost or not followed, so nftproxy read its tables back whole",
 		}),
 		registry: prometheus.NewRegistry(),
 	}
@@ -87,7 +93,7 @@ func (m *Metrics) collectors() []prometheus.Collector {
 		m.SyncDuration, m.SyncFullDuration, m.SyncPartialDuration, m.LastSync, m.LastQueued,
 		m.SyncFailures, m.NetworkProgramming, m.ServiceChangesPending, m.EndpointChangesPending,
 		m.ServiceChangesTotal, m.EndpointChangesTotal, m.HealthzTotal, m.LivezTotal,
-		m.TransactionOps, m.TransactionBytes, m.Repairs,
+		m.TransactionOps, m.TransactionBytes, m.Repairs, m.NotificationsLost,
 	}
 }
 

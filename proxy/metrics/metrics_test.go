@@ -26,6 +26,7 @@ var wantNames = []string{
 	"kubeproxy_sync_proxy_rules_service_changes_pending",
 	"kubeproxy_sync_proxy_rules_service_changes_total",
 	"nftproxy_external_changes_repaired_total",
+	"nftproxy_notifications_lost_total",
 	"nftproxy_transaction_bytes",
 	"nftproxy_transaction_operations",
 }

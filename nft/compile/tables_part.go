@@ -1,0 +1,142 @@
+package compile
+
+import (
+	"github.com/nftproxy/nftproxy/nft"
+)
+
+// Table returns family f's whole desired table, or nil when neither the
+// node nor any Service uses the family.
+func (c *Tables) Table(f nft.Family) *nft.Table {
+	fi := familyIndex(f)
+	if !c.fams[fi].used() {
+		return nil
+	}
+	return c.table(fi)
+}
+
+// Part returns what family f's desired table holds of some objects, for a
+// repair of those alone: every set's definition, each holding only its
+// desired elements among the keys listed for it in keys, and the desired
+// chains among those named in chains, with their rules. Objects that are
+// not desired are left out. It returns nil when the family has no desired
+// table.
+//
+// It looks each object up where the table is assembled from (see table),
+// so its cost grows with the objects named, not with the table: a repair
+// at 10,000 Services never assembles the whole table (about 0.5 s).
+func (c *Tables) Part(f nft.Family, keys map[string][][]nft.Value, chains []string) *nft.Table {
+	fi := familyIndex(f)
+	fs := c.fams[fi]
+	if !fs.used() {
+		return nil
+	}
+	t := partialTable(f)
+	for name, ks := range keys {
+		s := t.Set(name)
+		if s == nil {
+			continue
+		}
+		for _, k := range ks {
+			if e, ok := c.element(fi, name, k); ok {
+				s.Elements = append(s.Elements, e)
+			}
+		}
+		s.SortElements()
+	}
+	if len(chains) > 0 {
+		idx := c.chainIndex(fi)
+		for _, name := range chains {
+			if ch := idx[name]; ch != nil {
+				t.Chains = append(t.Chains, ch)
+			}
+		}
+	}
+	return t
+}
+
+// element returns the desired element of set with key, if any: from the
+// node's addresses, an endpoint list, or a shared or winning claim, as
+// table adds them.
+func (c *Tables) element(fi int, set string, key []nft.Value) (nft.Element, bool) {
+	fs := c.fams[fi]
+	if set == setNodePortIPs {
+		return c.nodePortIP(fs.family, key)
+	}
+	if m := listMapOf(set); m >= 0 {
+		return fs.listElement(m, key)
+	}
+	k := packKey(set, key)
+	if se := fs.shared[k]; se != nil && se.count > 0 && se.claim.set == set {
+		return se.claim.element(), true
+	}
+	if ct := fs.contests[k]; ct != nil && ct.winner != nil && ct.winner.set == set {
+		return ct.winner.element(), true
+	}
+	return nft.Element{}, false
+}
+
+func (c *Tables) nodePortIP(f nft.Family, key []nft.Value) (nft.Element, bool) {
+	if len(key) != 1 {
+		return nft.Element{}, false
+	}
+	for _, ip := range c.opts.nodePortIPs(c.node, f) {
+		if ip == key[0].Addr {
+			return nft.Element{Key: []nft.Value{{Addr: ip}}}, true
+		}
+	}
+	return nft.Element{}, false
+}
+
+// listElement returns the element of endpoint map m with key (an entry's
+// key and an index): the endpoint at that index of the list the entry's
+// winning claim brings, when the index is in its range.
+func (fs *familyState) listElement(m int, key []nft.Value) (nft.Element, bool) {
+	if len(key) < 2 {
+		return nft.Element{}, false
+	}
+	entry, idx := key[:len(key)-1], key[len(key)-1].Num
+	ct := fs.contests[packKey(entrySets[m], entry)]
+	if ct == nil || ct.winner == nil || ct.winner.lists == "" {
+		return nft.Element{}, false
+	}
+	for _, l := range unpackLists(ct.winner.lists) {
+		first := rungOffset(len(l.eps))
+		if l.m == m && idx >= first && idx-first < uint32(len(l.eps)) {
+			return listElement(unpackKey(ct.winner.set, ct.winner.key), l, int(idx-first)), true
+		}
+	}
+	return nft.Element{}, false
+}
+
+// entrySets are the maps whose entries bring the lists of each of
+// listMaps.
+var entrySets = [...]string{mapServiceIPs, mapServiceIPs, mapServiceNodePorts, mapServiceNodePorts}
+
+// listMapOf returns the index of the endpoint map named name, or -1.
+func listMapOf(name string) int {
+	for i, m := range listMaps {
+		if m == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// chainIndex returns family fi's desired chains by name: the skeleton's,
+// the pick chains and the Services' own.
+func (c *Tables) chainIndex(fi int) map[string]*nft.Chain {
+	fs := c.fams[fi]
+	idx := map[string]*nft.Chain{}
+	for _, ch := range skeleton(fs.family, c.opts).Chains {
+		idx[ch.Name] = ch
+	}
+	for m := range listMaps {
+		idx[pickChains[m]] = fs.rungs.pickChain(m)
+	}
+	for _, u := range c.units {
+		for _, ch := range u.families[fi].chains {
+			idx[ch.Name] = ch
+		}
+	}
+	return idx
+}

@@ -1,0 +1,230 @@
+package dataplane
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
+)
+
+// drift is what somebody else's transactions changed in our tables since
+// the kernel last held exactly the mirror, as the kernel announced them.
+// With the mirror it tells what the kernel holds of every object it names,
+// so a repair touches those objects only.
+type drift map[nft.Family]*familyDrift
+
+type familyDrift struct {
+	// replace: the table itself, one of its sets or a base chain changed,
+	// or an element could not be decoded: the table is rebuilt whole.
+	replace bool
+	// elements: set name, then element key, to what the kernel holds for
+	// that key now (nil: nothing).
+	elements map[string]map[string]*heldElement
+	chains   map[string]*heldChain
+}
+
+type heldElement struct {
+	key []nft.Value
+	now *nft.Element
+}
+
+// heldChain is what the kernel holds of a chain: whether it exists, when
+// announced (otherwise as the mirror has it), and whether its rules may
+// differ from the mirror's.
+type heldChain struct {
+	announced, exists bool
+	rules             bool
+}
+
+func (d drift) empty() bool { return len(d) == 0 }
+
+// add records the changes of one transaction, in order.
+func (d drift) add(changes []nft.Change) {
+	for _, c := range changes {
+		d.family(c.Family).add(c)
+	}
+}
+
+func (d drift) family(f nft.Family) *familyDrift {
+	fd := d[f]
+	if fd == nil {
+		fd = &familyDrift{elements: map[string]map[string]*heldElement{}, chains: map[string]*heldChain{}}
+		d[f] = fd
+	}
+	return fd
+}
+
+func (fd *familyDrift) add(c nft.Change) {
+	switch c.Kind {
+	case nft.TableAdded, nft.TableDeleted, nft.ChainChanged:
+		fd.replace = true
+	case nft.SetAdded, nft.SetDeleted:
+		fd.replace = fd.replace || !c.Anonymous
+	case nft.ChainAdded:
+		fd.replace = fd.replace || c.Base
+		fd.chains[c.Name] = &heldChain{announced: true, exists: true, rules: true}
+	case nft.ChainDeleted:
+		fd.chains[c.Name] = &heldChain{announced: true}
+	case nft.RuleAdded, nft.RuleDeleted:
+		fd.chain(c.Name).rules = true
+	case nft.ElementAdded, nft.ElementDeleted:
+		fd.element(c)
+	}
+}
+
+func (fd *familyDrift) chain(name string) *heldChain {
+	hc := fd.chains[name]
+	if hc == nil {
+		hc = &heldChain{}
+		fd.chains[name] = hc
+	}
+	return hc
+}
+
+func (fd *familyDrift) element(c nft.Change) {
+	if c.Element == nil {
+		// An element we cannot read in a set of ours leaves the set
+		// unknown; one in a set of somebody else's rule does not matter.
+		fd.elements[c.Name] = nil
+		return
+	}
+	held := fd.elements[c.Name]
+	if held == nil {
+		if _, unknown := fd.elements[c.Name]; unknown {
+			return
+		}
+		held = map[string]*heldElement{}
+		fd.elements[c.Name] = held
+	}
+	he := &heldElement{key: c.Element.Key}
+	if c.Kind == nft.ElementAdded {
+		he.now = c.Element
+	}
+	held[keyID(c.Element.Key)] = he
+}
+
+// keyID identifies an element key whatever its set's types.
+func keyID(key []nft.Value) string {
+	var b strings.Builder
+	for _, v := range key {
+		fmt.Fprintf(&b, "%s|%d|%s.", v.Addr, v.Num, v.Prefix)
+	}
+	return b.String()
+}
+
+// plan returns the operations that turn what the kernel holds of the
+// drifted objects into what the mirror wants, family by family.
+func (d drift) plan(mirror *compile.Tables) *nft.Plan {
+	p := &nft.Plan{}
+	for _, f := range nft.Families {
+		if fd := d[f]; fd != nil {
+			p.Append(fd.plan(f, mirror))
+		}
+	}
+	return p
+}
+
+func (fd *familyDrift) plan(f nft.Family, mirror *compile.Tables) []nft.Op {
+	if fd.replace {
+		return replaceTable(f, mirror)
+	}
+	want := mirror.Part(f, fd.keys(), fd.chainNames())
+	if want == nil {
+		return replaceTable(f, mirror) // nothing of this family is ours
+	}
+	held, ok := fd.held(want)
+	if !ok {
+		return replaceTable(f, mirror)
+	}
+	return nft.DiffTable(f, held, want)
+}
+
+// replaceTable rebuilds our table of family f whole, or deletes it when
+// the mirror has none: valid whatever the kernel holds.
+func replaceTable(f nft.Family, mirror *compile.Tables) []nft.Op {
+	want := mirror.Table(f)
+	if want == nil {
+		return nft.DiffTable(f, &nft.Table{Family: f, Name: nft.TableName}, nil)
+	}
+	return nft.DiffTable(f, nil, want)
+}
+
+func (fd *familyDrift) keys() map[string][][]nft.Value {
+	out := make(map[string][][]nft.Value, len(fd.elements))
+	for set, held := range fd.elements {
+		for _, he := range held {
+			out[set] = append(out[set], he.key)
+		}
+	}
+	return out
+}
+
+func (fd *familyDrift) chainNames() []string {
+	out := make([]string, 0, len(fd.chains))
+	for name := range fd.chains {
+		out = append(out, name)
+	}
+	return out
+}
+
+// unknownRules stands for the rules of a chain somebody changed: they
+// never equal the mirror's, so the chain is flushed and filled again.
+var unknownRules = []nft.Rule{{Stmts: []nft.Stmt{nft.Foreign{Desc: "changed by someone else"}}}}
+
+// held returns what the kernel holds of the drifted objects, as a partial
+// table with the same sets as want, or false when that cannot be patched
+// (a base chain is gone, or one of our sets is unknown).
+func (fd *familyDrift) held(want *nft.Table) (*nft.Table, bool) {
+	t := &nft.Table{Family: want.Family, Name: want.Name, Comment: want.Comment}
+	for _, ws := range want.Sets {
+		s := &nft.Set{}
+		*s = *ws
+		s.Elements = nil
+		held, drifted := fd.elements[ws.Name]
+		if drifted && held == nil && !ws.Dynamic {
+			return nil, false
+		}
+		for _, he := range held {
+			if he.now != nil && !ws.Dynamic {
+				s.Elements = append(s.Elements, *he.now)
+			}
+		}
+		s.SortElements()
+		t.Sets = append(t.Sets, s)
+	}
+	for _, name := range fd.chainNames() {
+		c, ok := fd.heldChain(name, want.Chain(name))
+		if !ok {
+			return nil, false
+		}
+		if c != nil {
+			t.Chains = append(t.Chains, c)
+		}
+	}
+	return t, true
+}
+
+// heldChain returns what the kernel holds of chain name (nil: nothing)
+// given the mirror's chain w (nil: none wanted).
+func (fd *familyDrift) heldChain(name string, w *nft.Chain) (*nft.Chain, bool) {
+	hc := fd.chains[name]
+	exists := w != nil
+	if hc.announced {
+		exists = hc.exists
+	}
+	switch {
+	case !exists && w != nil && w.Base != nil:
+		return nil, false // a base chain is recreated with the table
+	case !exists:
+		return nil, true
+	}
+	c := &nft.Chain{Name: name}
+	if w != nil {
+		c.Base, c.Rules = w.Base, w.Rules
+	}
+	if hc.rules || w == nil {
+		c.Rules = unknownRules
+	}
+	return c, true
+}
