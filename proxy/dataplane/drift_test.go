@@ -25,7 +25,9 @@ func TestDriftPlan(t *testing.T) {
 	other := nft.Element{Key: []nft.Value{{Addr: netip.MustParseAddr("10.99.0.1")}, {Num: 6}, {Num: 80}}, Verdict: svcIP.Verdict}
 	moved := svcIP
 	moved.Verdict = nft.Verdict{Kind: nft.Drop}
-	ch := func(k nft.ChangeKind, name string) nft.Change { return nft.Change{Kind: k, Family: nft.IPv4, Name: name} }
+	ch := func(k nft.ChangeKind, name string) nft.Change {
+		return nft.Change{Kind: k, Family: nft.IPv4, Name: name}
+	}
 	elem := func(k nft.ChangeKind, set string, e nft.Element) nft.Change {
 		c := ch(k, set)
 		c.Element = &e
