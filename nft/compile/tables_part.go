@@ -18,8 +18,8 @@ func (c *Tables) Table(f nft.Family) *nft.Table {
 // repair of those alone: every set's definition, each holding only its
 // desired elements among the keys listed for it in keys, and the desired
 // chains among those named in chains, with their rules. Objects that are
-// not desired are left out. It returns nil when the family has no desired
-// table.
+// not desired are left out; elements come in no particular order. It
+// returns nil when the family has no desired table.
 //
 // It looks each object up where the table is assembled from (see table),
 // so its cost grows with the objects named, not with the table: a repair
@@ -31,17 +31,17 @@ func (c *Tables) Part(f nft.Family, keys map[string][][]nft.Value, chains []stri
 		return nil
 	}
 	t := partialTable(f)
+	lists := map[*claim][]endpointList{}
 	for name, ks := range keys {
 		s := t.Set(name)
 		if s == nil {
 			continue
 		}
 		for _, k := range ks {
-			if e, ok := c.element(fi, name, k); ok {
+			if e, ok := c.element(fi, name, k, lists); ok {
 				s.Elements = append(s.Elements, e)
 			}
 		}
-		s.SortElements()
 	}
 	if len(chains) > 0 {
 		idx := c.chainIndex(fi)
@@ -56,14 +56,14 @@ func (c *Tables) Part(f nft.Family, keys map[string][][]nft.Value, chains []stri
 
 // element returns the desired element of set with key, if any: from the
 // node's addresses, an endpoint list, or a shared or winning claim, as
-// table adds them.
-func (c *Tables) element(fi int, set string, key []nft.Value) (nft.Element, bool) {
+// table adds them. lists caches the endpoint lists unpacked so far.
+func (c *Tables) element(fi int, set string, key []nft.Value, lists map[*claim][]endpointList) (nft.Element, bool) {
 	fs := c.fams[fi]
 	if set == setNodePortIPs {
 		return c.nodePortIP(fs.family, key)
 	}
 	if m := listMapOf(set); m >= 0 {
-		return fs.listElement(m, key)
+		return fs.listElement(m, key, lists)
 	}
 	k := packKey(set, key)
 	if se := fs.shared[k]; se != nil && se.count > 0 && se.claim.set == set {
@@ -90,7 +90,7 @@ func (c *Tables) nodePortIP(f nft.Family, key []nft.Value) (nft.Element, bool) {
 // listElement returns the element of endpoint map m with key (an entry's
 // key and an index): the endpoint at that index of the list the entry's
 // winning claim brings, when the index is in its range.
-func (fs *familyState) listElement(m int, key []nft.Value) (nft.Element, bool) {
+func (fs *familyState) listElement(m int, key []nft.Value, lists map[*claim][]endpointList) (nft.Element, bool) {
 	if len(key) < 2 {
 		return nft.Element{}, false
 	}
@@ -99,7 +99,12 @@ func (fs *familyState) listElement(m int, key []nft.Value) (nft.Element, bool) {
 	if ct == nil || ct.winner == nil || ct.winner.lists == "" {
 		return nft.Element{}, false
 	}
-	for _, l := range unpackLists(ct.winner.lists) {
+	ls, ok := lists[ct.winner]
+	if !ok {
+		ls = unpackLists(ct.winner.lists)
+		lists[ct.winner] = ls
+	}
+	for _, l := range ls {
 		first := rungOffset(len(l.eps))
 		if l.m == m && idx >= first && idx-first < uint32(len(l.eps)) {
 			return listElement(unpackKey(ct.winner.set, ct.winner.key), l, int(idx-first)), true

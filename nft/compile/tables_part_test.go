@@ -41,6 +41,9 @@ func checkParts(t *testing.T, c *compile.Tables) {
 	t.Helper()
 	for _, f := range nft.Families {
 		whole := c.Table(f)
+		if rs := c.Ruleset(); whole != nil && rs[f].Text() != sorted(whole).Text() {
+			t.Errorf("%s: Table is not Ruleset's table", f)
+		}
 		if whole == nil {
 			if c.Part(f, nil, nil) != nil {
 				t.Errorf("%s: Part of a family without a table is not nil", f)
@@ -92,6 +95,7 @@ func checkSetPart(t *testing.T, c *compile.Tables, f nft.Family, s *nft.Set) {
 	}
 	want.SortElements()
 	got := c.Part(f, map[string][][]nft.Value{s.Name: keys}, nil).Set(s.Name)
+	got.SortElements()
 	if diff := cmp.Diff(elementTexts(want), elementTexts(got)); diff != "" {
 		t.Errorf("%s: elements of %s in Part (-table +part):\n%s", f, s.Name, diff)
 	}
@@ -114,4 +118,12 @@ func chainTexts(f nft.Family, chains []*nft.Chain) []string {
 		}
 	}
 	return out
+}
+
+// sorted returns t with the elements of each set sorted, as Ruleset's.
+func sorted(t *nft.Table) *nft.Table {
+	for _, s := range t.Sets {
+		s.SortElements()
+	}
+	return t
 }

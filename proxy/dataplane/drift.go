@@ -1,8 +1,10 @@
 package dataplane
 
 import (
-	"fmt"
-	"strings"
+	"encoding/binary"
+	"net/netip"
+	"slices"
+	"sort"
 
 	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/nft/compile"
@@ -104,13 +106,31 @@ func (fd *familyDrift) element(c nft.Change) {
 	held[keyID(c.Element.Key)] = he
 }
 
-// keyID identifies an element key whatever its set's types.
+// keyID identifies an element key whatever its set's types: each part's
+// address (length-prefixed), number and prefix, in binary.
 func keyID(key []nft.Value) string {
-	var b strings.Builder
+	b := make([]byte, 0, 16*len(key))
 	for _, v := range key {
-		fmt.Fprintf(&b, "%s|%d|%s.", v.Addr, v.Num, v.Prefix)
+		b = appendAddr(b, v.Addr)
+		b = binary.BigEndian.AppendUint32(b, v.Num)
+		b = appendAddr(b, v.Prefix.Addr())
+		b = append(b, byte(v.Prefix.Bits()+1))
 	}
-	return b.String()
+	return string(b)
+}
+
+func appendAddr(b []byte, a netip.Addr) []byte {
+	b = append(b, byte(a.BitLen()/8))
+	if a.Is4() {
+		a4 := a.As4()
+		return append(b, a4[:]...)
+	}
+	if a.Is6() {
+		a16 := a.As16()
+		b = append(b, a16[:]...)
+		return append(append(b, byte(len(a.Zone()))), a.Zone()...)
+	}
+	return b
 }
 
 // plan returns the operations that turn what the kernel holds of the
@@ -137,7 +157,17 @@ func (fd *familyDrift) plan(f nft.Family, mirror *compile.Tables) []nft.Op {
 	if !ok {
 		return replaceTable(f, mirror)
 	}
-	return nft.DiffTable(f, held, want)
+	// Elements are compared here, key by key; the differ would render
+	// every element of both sides as text, seconds when somebody flushed
+	// a map of 100,000 elements.
+	chains := nft.DiffTable(f, held, withoutElements(want))
+	if slices.ContainsFunc(chains, func(op nft.Op) bool { return op.Kind == nft.DeleteTable }) {
+		// The differ found the structures different after all: a partial
+		// table must never replace the whole one.
+		return replaceTable(f, mirror)
+	}
+	del, add := fd.elementOps(want)
+	return append(append(del, chains...), add...)
 }
 
 // replaceTable rebuilds our table of family f whole, or deletes it when
@@ -172,26 +202,16 @@ func (fd *familyDrift) chainNames() []string {
 // never equal the mirror's, so the chain is flushed and filled again.
 var unknownRules = []nft.Rule{{Stmts: []nft.Stmt{nft.Foreign{Desc: "changed by someone else"}}}}
 
-// held returns what the kernel holds of the drifted objects, as a partial
-// table with the same sets as want, or false when that cannot be patched
-// (a base chain is gone, or one of our sets is unknown).
+// held returns what the kernel holds of the drifted chains, as a partial
+// table with the same sets as want, without elements, or false when that
+// cannot be patched (a base chain is gone, or one of our sets is unknown).
 func (fd *familyDrift) held(want *nft.Table) (*nft.Table, bool) {
-	t := &nft.Table{Family: want.Family, Name: want.Name, Comment: want.Comment}
+	t := withoutElements(want)
+	t.Chains = nil
 	for _, ws := range want.Sets {
-		s := &nft.Set{}
-		*s = *ws
-		s.Elements = nil
-		held, drifted := fd.elements[ws.Name]
-		if drifted && held == nil && !ws.Dynamic {
+		if held, drifted := fd.elements[ws.Name]; drifted && held == nil && !ws.Dynamic {
 			return nil, false
 		}
-		for _, he := range held {
-			if he.now != nil && !ws.Dynamic {
-				s.Elements = append(s.Elements, *he.now)
-			}
-		}
-		s.SortElements()
-		t.Sets = append(t.Sets, s)
 	}
 	for _, name := range fd.chainNames() {
 		c, ok := fd.heldChain(name, want.Chain(name))
@@ -205,6 +225,74 @@ func (fd *familyDrift) held(want *nft.Table) (*nft.Table, bool) {
 	return t, true
 }
 
+// withoutElements returns t with its sets emptied.
+func withoutElements(t *nft.Table) *nft.Table {
+	out := &nft.Table{Family: t.Family, Name: t.Name, Comment: t.Comment, Chains: t.Chains}
+	for _, s := range t.Sets {
+		def := *s
+		def.Elements = nil
+		out.Sets = append(out.Sets, &def)
+	}
+	return out
+}
+
+// elementOps returns the operations that delete the elements the kernel
+// holds and the mirror does not want (or wants otherwise), and add those
+// the mirror wants and the kernel lacks, among the drifted keys. The
+// elements of dynamic sets belong to the packet path.
+func (fd *familyDrift) elementOps(want *nft.Table) (del, add []nft.Op) {
+	for _, ws := range want.Sets {
+		held := fd.elements[ws.Name]
+		if len(held) == 0 || ws.Dynamic {
+			continue
+		}
+		wanted := make(map[string]nft.Element, len(ws.Elements))
+		for _, e := range ws.Elements {
+			wanted[keyID(e.Key)] = e
+		}
+		var gone, come []nft.Element
+		for _, id := range sortedIDs(held) {
+			now, w := held[id].now, wanted[id]
+			_, ok := wanted[id]
+			if now != nil && ok && sameElement(ws, *now, w) {
+				continue
+			}
+			if now != nil {
+				gone = append(gone, *now)
+			}
+			if ok {
+				come = append(come, w)
+			}
+		}
+		f, name := want.Family, ws.Name
+		if len(gone) > 0 {
+			del = append(del, nft.Op{Kind: nft.DeleteElements, Family: f, Name: name, Set: ws, Elements: gone})
+		}
+		if len(come) > 0 {
+			add = append(add, nft.Op{Kind: nft.AddElements, Family: f, Name: name, Set: ws, Elements: come})
+		}
+	}
+	return del, add
+}
+
+func sortedIDs(held map[string]*heldElement) []string {
+	ids := make([]string, 0, len(held))
+	for id := range held {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// sameElement reports whether the kernel's element a is the mirror's b:
+// equal values, or the same text (how the differ compares them).
+func sameElement(s *nft.Set, a, b nft.Element) bool {
+	if slices.Equal(a.Key, b.Key) && a.Verdict == b.Verdict && slices.Equal(a.Data, b.Data) {
+		return true
+	}
+	return s.ElementText(a) == s.ElementText(b)
+}
+
 // heldChain returns what the kernel holds of chain name (nil: nothing)
 // given the mirror's chain w (nil: none wanted).
 func (fd *familyDrift) heldChain(name string, w *nft.Chain) (*nft.Chain, bool) {
@@ -214,8 +302,8 @@ func (fd *familyDrift) heldChain(name string, w *nft.Chain) (*nft.Chain, bool) {
 		exists = hc.exists
 	}
 	switch {
-	case !exists && w != nil && w.Base != nil:
-		return nil, false // a base chain is recreated with the table
+	case w != nil && w.Base != nil && (!exists || hc.announced):
+		return nil, false // a base chain gone or made anew: the table is rebuilt
 	case !exists:
 		return nil, true
 	}
