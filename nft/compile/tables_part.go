@@ -5,13 +5,16 @@ import (
 )
 
 // Table returns family f's whole desired table, or nil when neither the
-// node nor any Service uses the family.
+// node nor any Service uses the family. Unlike Ruleset's, its elements come
+// in no particular order: sorting the 190,000 elements of 10,000 Services
+// by their text costs a quarter of a second, which a table rebuilt after
+// somebody deleted it does not need.
 func (c *Tables) Table(f nft.Family) *nft.Table {
 	fi := familyIndex(f)
 	if !c.fams[fi].used() {
 		return nil
 	}
-	return c.table(fi)
+	return c.assemble(fi)
 }
 
 // Part returns what family f's desired table holds of some objects, for a
