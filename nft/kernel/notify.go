@@ -23,7 +23,7 @@ import (
 // the port ID of the socket that sent the batch, so that ours (k.tx) are
 // told from everyone else's. The kernel builds the messages only while a
 // socket is in the group, and drops what a full receive buffer cannot take,
-// reporting ENOBUFS on the next receive.
+// reporting ENOBUFS at the next receive, before what is still queued.
 //
 // google/nftables has a Monitor, which we do not use: it decodes every
 // message of every table into its own types before we could skip it (our
@@ -64,12 +64,18 @@ type subscription struct {
 // another socket, with what it changed in our tables. One subscription at
 // a time; it ends when ctx is done or the Kernel is closed.
 func (k *Kernel) Subscribe(ctx context.Context) (<-chan nft.Commit, error) {
+	return k.SubscribeBuffer(ctx, notifyBuffer)
+}
+
+// SubscribeBuffer is Subscribe with a receive buffer of the given size
+// (the kernel doubles it): a small one shows what an overflow does.
+func (k *Kernel) SubscribeBuffer(ctx context.Context, size int) (<-chan nft.Commit, error) {
 	k.subMu.Lock()
 	defer k.subMu.Unlock()
 	if k.sub != nil {
 		return nil, fmt.Errorf("subscribe: already subscribed")
 	}
-	conn, err := k.dialNotify()
+	conn, err := k.dialNotify(size)
 	if err != nil {
 		return nil, fmt.Errorf("subscribe: %w", err)
 	}
@@ -90,7 +96,7 @@ func (k *Kernel) Subscribe(ctx context.Context) (<-chan nft.Commit, error) {
 	return out, nil
 }
 
-func (k *Kernel) dialNotify() (*netlink.Conn, error) {
+func (k *Kernel) dialNotify(size int) (*netlink.Conn, error) {
 	if k.isClosed() {
 		return nil, os.ErrClosed
 	}
@@ -98,7 +104,7 @@ func (k *Kernel) dialNotify() (*netlink.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dial netlink: %w", err)
 	}
-	err = setSockopt(conn, unix.SO_RCVBUFFORCE, notifyBuffer)
+	err = setSockopt(conn, unix.SO_RCVBUFFORCE, size)
 	if err == nil {
 		err = conn.JoinGroup(unix.NFNLGRP_NFTABLES)
 	}

@@ -24,6 +24,10 @@ type familyDrift struct {
 	// that key now (nil: nothing).
 	elements map[string]map[string]*heldElement
 	chains   map[string]*heldChain
+	// setsDeleted names the sets deleted: the table is rebuilt when one
+	// of them is ours (a rule's anonymous set is not, and the kernel's
+	// announcement of its deletion does not say it was anonymous).
+	setsDeleted map[string]bool
 }
 
 type heldElement struct {
@@ -51,7 +55,8 @@ func (d drift) add(changes []nft.Change) {
 func (d drift) family(f nft.Family) *familyDrift {
 	fd := d[f]
 	if fd == nil {
-		fd = &familyDrift{elements: map[string]map[string]*heldElement{}, chains: map[string]*heldChain{}}
+		fd = &familyDrift{elements: map[string]map[string]*heldElement{}, chains: map[string]*heldChain{},
+			setsDeleted: map[string]bool{}}
 		d[f] = fd
 	}
 	return fd
@@ -61,8 +66,10 @@ func (fd *familyDrift) add(c nft.Change) {
 	switch c.Kind {
 	case nft.TableAdded, nft.TableDeleted, nft.ChainChanged:
 		fd.replace = true
-	case nft.SetAdded, nft.SetDeleted:
+	case nft.SetAdded:
 		fd.replace = fd.replace || !c.Anonymous
+	case nft.SetDeleted:
+		fd.setsDeleted[c.Name] = true
 	case nft.ChainAdded:
 		fd.replace = fd.replace || c.Base
 		fd.chains[c.Name] = &heldChain{announced: true, exists: true, rules: true}
@@ -150,8 +157,8 @@ func (fd *familyDrift) plan(f nft.Family, mirror *compile.Tables) []nft.Op {
 		return replaceTable(f, mirror)
 	}
 	want := mirror.Part(f, fd.keys(), fd.chainNames())
-	if want == nil {
-		return replaceTable(f, mirror) // nothing of this family is ours
+	if want == nil || fd.lostSet(want) {
+		return replaceTable(f, mirror)
 	}
 	held, ok := fd.held(want)
 	if !ok {
@@ -168,6 +175,16 @@ func (fd *familyDrift) plan(f nft.Family, mirror *compile.Tables) []nft.Op {
 	}
 	del, add := fd.elementOps(want)
 	return append(append(del, chains...), add...)
+}
+
+// lostSet reports whether one of the sets of want was deleted.
+func (fd *familyDrift) lostSet(want *nft.Table) bool {
+	for name := range fd.setsDeleted {
+		if want.Set(name) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // replaceTable rebuilds our table of family f whole, or deletes it when
