@@ -8,7 +8,8 @@
 // generation (one small netlink request every millisecond) until the
 // repair's commit has moved it. It prints, per kind, the medians (and
 // ranges) of the time from starting the command to the repair committed,
-// and from the tampering committed to the repair committed, with the
+// from the tampering committed to the repair committed, and of that the
+// repair itself (planning and committing, Repair.Elapsed), with the
 // operations each repair sent and whether it had to read the tables back;
 // and the machine's load average before and after. Each kind's result is
 // checked against what the kernel holds, read back once at the end.

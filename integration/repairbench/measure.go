@@ -52,8 +52,8 @@ func measure(t testing.TB, cfg config) {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	fmt.Printf("\n| tampering | runs | command started -> repaired | tampering committed -> repaired | repair ops | read back | load average after |\n")
-	fmt.Printf("|---|---|---|---|---|---|---|\n")
+	fmt.Printf("\n| tampering | runs | command started -> repaired | tampering committed -> repaired | of which the repair | repair ops | read back | load average after |\n")
+	fmt.Printf("|---|---|---|---|---|---|---|---|\n")
 	for _, k := range kinds(b.desired) {
 		if cfg.only != "" && !strings.Contains(k.name, cfg.only) {
 			continue
@@ -107,7 +107,7 @@ func (b *bench) measureKind(t testing.TB, k kind, cfg config) {
 	}
 	b.check(t, k)
 	if !k.repairs {
-		fmt.Printf("| %s | %d | no repair | no repair | - | - | %s |\n", k.name, len(runs), loadavg())
+		fmt.Printf("| %s | %d | no repair | no repair | - | - | - | %s |\n", k.name, len(runs), loadavg())
 		return
 	}
 	from := func(f func(run) time.Duration) string {
@@ -121,9 +121,9 @@ func (b *bench) measureKind(t testing.TB, k kind, cfg config) {
 	for _, r := range runs {
 		readBack = readBack || r.repair.ReadBack
 	}
-	fmt.Printf("| %s | %d | %s | %s | %d | %v | %s |\n", k.name, len(runs),
+	fmt.Printf("| %s | %d | %s | %s | %s | %d | %v | %s |\n", k.name, len(runs),
 		from(func(r run) time.Duration { return r.fromCommand }), from(func(r run) time.Duration { return r.fromCommit }),
-		ops, readBack, loadavg())
+		from(func(r run) time.Duration { return r.repair.Elapsed }), ops, readBack, loadavg())
 }
 
 // tamper runs kind k's command for run i and waits for the repair: two

@@ -40,11 +40,12 @@ const notifyBuffer = 32 << 20
 // muteAbove is the number of announcements above which Apply leaves the
 // group for its transaction: the kernel would build, and we would receive
 // and skip, one message per element. Measured at 10,000 Services x 10
-// endpoints, a first sync (195,000 announcements) took 0.5 s of system
-// time without a socket in the group and 1.1 s with one (messages built
-// and dropped), 2.9 s when they were received. Below it the messages cost
-// less than a millisecond, and staying in the group leaves no window in
-// which somebody else's transaction could go unannounced.
+// endpoints (load average 4, three runs each), a first sync (191,000
+// announcements) took 1.1-1.7 s and 0.42-0.61 s of system time with no
+// socket in the group, 1.5-2.2 s and 0.81-1.22 s with one receiving: about
+// 3 us an announcement. Below muteAbove they cost a few milliseconds, and
+// staying in the group leaves no window in which somebody else's
+// transaction could go unannounced.
 const muteAbove = 1000
 
 // subscription is the socket in the group and what its reader needs.
