@@ -37,7 +37,11 @@ func (c *Tables) Part(f nft.Family, keys map[string][][]nft.Value, chains []stri
 	lists := map[*claim][]endpointList{}
 	for name, ks := range keys {
 		s := t.Set(name)
-		if s == nil {
+		switch {
+		case s == nil:
+			continue
+		case s.Interval:
+			fs.intervalElements(s, ks)
 			continue
 		}
 		for _, k := range ks {
@@ -76,6 +80,33 @@ func (c *Tables) element(fi int, set string, key []nft.Value, lists map[*claim][
 		return ct.winner.element(), true
 	}
 	return nft.Element{}, false
+}
+
+// intervalElements adds to interval set s its desired elements among
+// keys, matched by their text: the kernel hands every address part of an
+// interval element back as a prefix, where the compiler writes a single
+// address as an address (the load-balancer IP of firewall-allow). Such a
+// set holds a handful of elements; finding them walks the claims once.
+func (fs *familyState) intervalElements(s *nft.Set, keys [][]nft.Value) {
+	asked := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		asked[s.KeyText(k)] = true
+	}
+	add := func(cl *claim) {
+		if e := cl.element(); cl.set == s.Name && asked[s.KeyText(e.Key)] {
+			s.Elements = append(s.Elements, e)
+		}
+	}
+	for _, se := range fs.shared {
+		if se.count > 0 {
+			add(se.claim)
+		}
+	}
+	for _, ct := range fs.contests {
+		if ct.winner != nil {
+			add(ct.winner)
+		}
+	}
 }
 
 func (c *Tables) nodePortIP(f nft.Family, key []nft.Value) (nft.Element, bool) {

@@ -114,10 +114,19 @@ func (fd *familyDrift) element(c nft.Change) {
 }
 
 // keyID identifies an element key whatever its set's types: each part's
-// address (length-prefixed), number and prefix, in binary.
+// address (length-prefixed), number and prefix, in binary. A one-address
+// prefix counts as the address, and a prefix as its masked form: the kernel
+// hands the address parts of an interval set back as prefixes, which the
+// compiler writes either way.
 func keyID(key []nft.Value) string {
 	b := make([]byte, 0, 16*len(key))
 	for _, v := range key {
+		switch {
+		case v.Prefix.IsSingleIP():
+			v.Addr, v.Prefix = v.Prefix.Addr(), netip.Prefix{}
+		case v.Prefix.IsValid():
+			v.Prefix = v.Prefix.Masked()
+		}
 		b = appendAddr(b, v.Addr)
 		b = binary.BigEndian.AppendUint32(b, v.Num)
 		b = appendAddr(b, v.Prefix.Addr())

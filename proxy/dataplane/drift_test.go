@@ -10,6 +10,7 @@ import (
 
 	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/nft/compile"
+	"github.com/nftproxy/nftproxy/proxy/model"
 	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 
@@ -166,4 +167,39 @@ func deleteFirst(rs nft.Ruleset, set string, n int) *nft.Plan {
 	s := rs[nft.IPv4].Set(set)
 	return &nft.Plan{Ops: []nft.Op{{Kind: nft.DeleteElements, Family: nft.IPv4, Name: set, Set: s,
 		Elements: slices.Clone(s.Elements[:n])}}}
+}
+
+// TestDriftPlanIntervalSet: the kernel hands the addresses of an interval
+// element back as prefixes (a load-balancer IP as a /32), where the mirror
+// has an address; the element is still recognized as the mirror's.
+func TestDriftPlanIntervalSet(t *testing.T) {
+	snap := synth.Plain(1, 1)
+	svc := &snap.Services[0]
+	svc.Type, svc.LoadBalancerIPs = model.LoadBalancer, []netip.Addr{netip.MustParseAddr("203.0.113.1")}
+	svc.LoadBalancerSourceRanges = []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24"), netip.MustParsePrefix("198.51.100.7/32")}
+	mirror := compile.New(snap, testNode, compile.DefaultOptions())
+	allow := mirror.Table(nft.IPv4).Set("firewall-allow")
+	if len(allow.Elements) != 2 {
+		t.Fatalf("firewall-allow has %d elements, want 2", len(allow.Elements))
+	}
+	for _, e := range allow.Elements {
+		kernel := nft.Element{Key: slices.Clone(e.Key)}
+		for i, v := range kernel.Key {
+			if v.Addr.IsValid() {
+				kernel.Key[i] = nft.Value{Prefix: netip.PrefixFrom(v.Addr, 32)}
+			}
+		}
+		for _, tc := range []struct {
+			changes []nft.ChangeKind
+			ops     int
+		}{{[]nft.ChangeKind{nft.ElementDeleted}, 1}, {[]nft.ChangeKind{nft.ElementDeleted, nft.ElementAdded}, 0}} {
+			d := drift{}
+			for _, k := range tc.changes {
+				d.add([]nft.Change{{Kind: k, Family: nft.IPv4, Name: "firewall-allow", Element: &kernel}})
+			}
+			if p := d.plan(mirror); len(p.Ops) != tc.ops || p.Stats().ElementsRemoved != 0 {
+				t.Errorf("%s %v: plan\n%s\nwant %d ops adding it back", allow.ElementText(e), tc.changes, p.Text(), tc.ops)
+			}
+		}
+	}
 }
