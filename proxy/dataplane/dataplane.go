@@ -133,9 +133,9 @@ func (d *Dataplane) sync(in Input) (Result, *nft.Plan, error) {
 			}
 		}
 	}
-	// With nothing pending (a Watch-triggered sync, the common case: any
-	// CNI's commit moves the generation) the plan goes from the kernel to
-	// the mirror itself, so it is empty exactly when nothing was repaired;
+	// With nothing pending (a sync whose changes were all undone, or that
+	// the runner made without any) the plan goes from the kernel to the
+	// mirror itself, so it is empty exactly when nothing was repaired;
 	// otherwise the mirror is compared with the kernel first, which costs a
 	// second pair of whole tables (memory and CPU) at 10,000 Services.
 	pending := in.Changed == nil || len(in.Changed) > 0 || in.Full || d.mustRecompile(in)

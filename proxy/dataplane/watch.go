@@ -43,6 +43,9 @@ const (
 // are read back whole and compared, as when the Kernel announces nothing
 // (then Watch polls the generation).
 //
+// A transaction committed since our last one, before Watch began to
+// follow them, went unannounced: Watch then reads the tables back first.
+//
 // Each repair is reported on the channel, which the caller must drain.
 // Watch stops when ctx is done; the channel is never closed. Call it once.
 func (d *Dataplane) Watch(ctx context.Context) <-chan Repair {
@@ -50,6 +53,9 @@ func (d *Dataplane) Watch(ctx context.Context) <-chan Repair {
 	in := d.subscribe(ctx)
 	d.mu.Lock()
 	d.inbox = in
+	if gen, err := d.k.Generation(); d.known && (err != nil || gen != d.gen) {
+		d.lost = true
+	}
 	d.mu.Unlock()
 	go d.watch(ctx, out)
 	return out

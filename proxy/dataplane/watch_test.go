@@ -117,6 +117,26 @@ func TestWatchReadsBackAfterLoss(t *testing.T) {
 	}
 }
 
+// TestWatchReadsBackWhatCameBefore: a change made before Watch began to
+// follow the announcements was never announced; Watch finds the
+// generation moved and reads the tables back.
+func TestWatchReadsBackWhatCameBefore(t *testing.T) {
+	k := &countingKernel{Fake: nft.NewFake()}
+	d := New(k)
+	mustSync(t, d, k.Fake, input(synth.Plain(5, 3)))
+	want := k.Ruleset.CanonicalText()
+	k.Unannounced(tamperings[2].fn)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rep := nextRepair(t, d.Watch(ctx))
+	if rep.Err != nil || !rep.ReadBack || rep.Ops == 0 || k.reads != 1 {
+		t.Fatalf("repair %+v after %d reads, want one read-back that repairs", rep, k.reads)
+	}
+	if diff := cmp.Diff(want, k.Ruleset.CanonicalText()); diff != "" {
+		t.Fatalf("after the repair (-before +after):\n%s", diff)
+	}
+}
+
 // TestSyncCatchesUpWithAnnouncements: a Sync that finds the generation
 // moved takes the announcements it has not seen (waiting for those in
 // flight), repairs what they changed in a transaction of its own, and
