@@ -58,6 +58,7 @@ type subscription struct {
 	mu      sync.Mutex
 	lost    bool
 	closing bool
+	done    chan struct{} // closed when the subscription ends
 }
 
 // Subscribe implements nft.Notifier: it joins the NFNLGRP_NFTABLES group
@@ -80,11 +81,15 @@ func (k *Kernel) SubscribeBuffer(ctx context.Context, size int) (<-chan nft.Comm
 	if err != nil {
 		return nil, fmt.Errorf("subscribe: %w", err)
 	}
-	s := &subscription{conn: conn, own: k.tx.PID(), defs: setDefs{k: k}}
+	s := &subscription{conn: conn, own: k.tx.PID(), defs: setDefs{k: k}, done: make(chan struct{})}
 	k.sub = s
 	out := make(chan nft.Commit, 16)
 	go func() {
-		<-ctx.Done()
+		select {
+		case <-ctx.Done():
+		case <-s.done:
+			return
+		}
 		s.mu.Lock()
 		s.closing = true
 		_ = s.conn.SetReadDeadline(time.Now())
@@ -123,6 +128,7 @@ func (k *Kernel) endSubscription(s *subscription, out chan nft.Commit) {
 		k.sub = nil
 	}
 	s.conn.Close()
+	close(s.done)
 	close(out)
 }
 
@@ -141,6 +147,9 @@ func (s *subscription) run(ctx context.Context, out chan<- nft.Commit) {
 		msgs, err := s.conn.Receive()
 		if ctx.Err() != nil {
 			return
+		}
+		if errors.Is(err, unix.ENOBUFS) {
+			s.discardQueued()
 		}
 		if s.takeLost() || errors.Is(err, unix.ENOBUFS) {
 			changes = nil // of a transaction partly dropped
@@ -162,6 +171,27 @@ func (s *subscription) run(ctx context.Context, out chan<- nft.Commit) {
 			}
 		}
 	}
+}
+
+// discardQueued drops what the socket holds. After an overflow the kernel
+// (6.18, netlink_broadcast_deliver) drops every new announcement, without
+// reporting it again, until the receive queue is empty; so the queue is
+// emptied at once, and the loss reported after it covers all that was
+// dropped: whoever reads the tables back on it reads them after all of it.
+func (s *subscription) discardQueued() {
+	raw, err := s.conn.SyscallConn()
+	if err != nil {
+		return
+	}
+	buf := make([]byte, 64<<10)
+	_ = raw.Control(func(fd uintptr) {
+		for {
+			_, _, err := unix.Recvfrom(int(fd), buf, unix.MSG_DONTWAIT)
+			if err != nil && !errors.Is(err, unix.EINTR) && !errors.Is(err, unix.ENOBUFS) {
+				return // EAGAIN: empty
+			}
+		}
+	})
 }
 
 func send(ctx context.Context, out chan<- nft.Commit, c nft.Commit) bool {
@@ -255,7 +285,8 @@ func (k *Kernel) mute(p *nft.Plan) *subscription {
 // reports a loss unless the ruleset is exactly where our transaction left
 // it: a transaction of somebody else's between our leaving and joining
 // was not announced to us. The kernel moves the generation before it
-// announces, so reading it after joining misses nothing.
+// announces, so reading it after joining misses nothing. An unsealed
+// plan (gen 0) leaves no way to tell, so it reports a loss.
 func (k *Kernel) unmute(s *subscription, gen uint32, committed bool) {
 	if s == nil {
 		return

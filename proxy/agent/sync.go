@@ -86,7 +86,7 @@ func (a *Agent) succeeded(in dataplane.Input, res dataplane.Result, change track
 	a.setPending()
 	a.observe(res, change, elapsed)
 	a.logger.V(2).Info("Synced", "full", res.Full, "ops", res.Ops, "changed", len(in.Changed),
-		"repaired", res.Repaired, "replanned", res.Replanned, "problems", len(res.Problems), "elapsed", elapsed)
+		"repaired", res.Repaired, "readBack", res.ReadBack, "replanned", res.Replanned, "problems", len(res.Problems), "elapsed", elapsed)
 	if res.Repaired {
 		a.logger.Info("Restored rules changed by someone else")
 	}
