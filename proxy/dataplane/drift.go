@@ -63,6 +63,9 @@ func (d drift) family(f nft.Family) *familyDrift {
 }
 
 func (fd *familyDrift) add(c nft.Change) {
+	if fd.replace {
+		return // the table is rebuilt whole anyway
+	}
 	switch c.Kind {
 	case nft.TableAdded, nft.TableDeleted, nft.ChainChanged:
 		fd.replace = true
