@@ -1,12 +1,12 @@
 # The Makefile only dispatches: the logic lives in hack/*.sh.
 GO ?= go
 
-.PHONY: build test test-unit test-integration test-e2e demo verify
+.PHONY: build test test-unit test-integration test-e2e test-node demo verify
 
 build:
 	hack/build.sh
 
-test: test-unit test-integration test-e2e
+test: test-unit test-integration test-e2e test-node
 
 test-unit:
 	$(GO) test ./...
@@ -19,6 +19,11 @@ test-integration:
 test-e2e:
 	hack/test-e2e.sh
 
+# The real-node smoke test: nftproxy's DaemonSet on the cluster of `make
+# cluster` (started and removed here unless one is up); as root.
+test-node:
+	hack/test-node.sh
+
 # A tour: API server, Services of each type, backends, nftproxy, requests.
 demo:
 	hack/demo.sh
@@ -26,15 +31,37 @@ demo:
 verify:
 	hack/verify.sh
 
-# The container image (deploy/Dockerfile) with docker, podman or buildah;
-# fails with the reason when none works. IMAGE=repo:tag to name it.
+# How our metrics differ from kube-proxy's (names, types, labels, buckets).
+.PHONY: metrics-diff
+metrics-diff:
+	hack/metrics-diff.sh
+
+# The container image: the static binary in an image built FROM scratch with
+# buildah (no registry, no daemon) into bin/nftproxy-image.tar, an OCI
+# archive for `ctr images import`, `podman load` or `skopeo copy`.
+# IMAGE=repo:tag names it (default localhost/nftproxy:VERSION).
 .PHONY: image
 image:
-	hack/image.sh
+	hack/images.sh nftproxy
+
+# A single-node Kubernetes cluster on this machine, every part real, in a
+# network namespace of its own, with nftproxy as its DaemonSet
+# (PROXY=kube-proxy: upstream kube-proxy instead). Root.
+.PHONY: cluster cluster-down conformance
+cluster:
+	hack/cluster-up.sh
+
+cluster-down:
+	hack/cluster-down.sh
+
+# Kubernetes' [sig-network] Services e2e tests against that cluster
+# (FOCUS=regex for a subset); results in bin/conformance/PROXY/results.md.
+conformance:
+	hack/conformance.sh
 
 # Benchmarks (root; own network namespaces; not part of `make test`).
 # BENCH_ARGS passes flags, e.g. BENCH_ARGS="-sizes 1000x10 -runs 3".
-.PHONY: bench bench-dataplane bench-repair
+.PHONY: bench bench-dataplane bench-repair bench-agent
 bench:
 	BENCH_ARGS="$(BENCH_ARGS)" hack/bench.sh
 
@@ -43,3 +70,7 @@ bench-dataplane:
 
 bench-repair:
 	BENCH_ARGS="$(BENCH_ARGS)" hack/bench-repair.sh
+
+# nftproxy and upstream kube-proxy against a real kube-apiserver (root).
+bench-agent:
+	BENCH_ARGS="$(BENCH_ARGS)" hack/bench-agent.sh

@@ -119,6 +119,7 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 	want := []string{
 		"/nodes:list", "/nodes:watch", "/services:list", "/services:watch",
 		"discovery.k8s.io/endpointslices:list", "discovery.k8s.io/endpointslices:watch",
+		"networking.k8s.io/servicecidrs:list", "networking.k8s.io/servicecidrs:watch",
 		"/events:create", "/events:patch", "events.k8s.io/events:create", "events.k8s.io/events:patch",
 	}
 	var got []string

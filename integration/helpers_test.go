@@ -242,6 +242,11 @@ func mixedSnapshot() model.Snapshot {
 	s = service("sticky-big", addrs("10.96.2.80"), web[0])
 	s.AffinitySeconds = 10800
 	add(s, web[:1], many)
+	// ServiceCIDRs: the set of ranges; adjacent ones stay two elements.
+	snap.ServiceCIDRs = []model.ServiceCIDR{
+		{Name: "kubernetes", CIDRs: []netip.Prefix{netip.MustParsePrefix("10.96.0.0/16"), netip.MustParsePrefix("fd00:96::/108")}},
+		{Name: "next", CIDRs: []netip.Prefix{netip.MustParsePrefix("10.97.0.0/16")}},
+	}
 	return snap
 }
 
@@ -249,4 +254,21 @@ func mixedSnapshot() model.Snapshot {
 // "" when equal, else cmp's (-want +got) report.
 func diffLines(want, got string) string {
 	return cmp.Diff(strings.Split(want, "\n"), strings.Split(got, "\n"))
+}
+
+// applied programs rs over netlink into a new namespace named after
+// prefix, as the agent's first sync would, and returns the namespace and
+// the applier, closed at cleanup.
+func applied(t *testing.T, prefix string, rs nft.Ruleset) (*lab.NS, *kernel.Kernel) {
+	t.Helper()
+	ns := lab.NewNS(t, prefix)
+	k, err := kernel.Open(ns.FD(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.Close() })
+	if err := k.Apply(nft.Diff(nil, rs)); err != nil {
+		t.Fatalf("apply over netlink: %v", err)
+	}
+	return ns, k
 }

@@ -36,6 +36,13 @@ func TestReadBack(t *testing.T) {
 		{tamper: "flush chain ip kube-proxy pick-endpoint"},
 		{tamper: "delete element ip kube-proxy endpoints { 10.96.1.60 . tcp . 80 . 1601 }"},
 		{tamper: "delete element ip6 kube-proxy nodeport-endpoints { tcp . 31080 . 1 }"},
+		{tamper: "delete element ip kube-proxy service-cidrs { 10.97.0.0/16 }"},
+		{tamper: "add element ip6 kube-proxy service-cidrs { fd00:97::/112 }"},
+		// A range that is no prefix cannot be deleted as prefixes: the
+		// table is replaced. In ip6, like the other full repair: the ip
+		// table's hash sets, re-created, would list their many elements in
+		// another order than before.
+		{tamper: "add element ip6 kube-proxy service-cidrs { fd00:200::-fd00:200::2 }", full: true},
 		{tamper: "delete table ip6 kube-proxy", full: true},
 	} {
 		t.Run(tc.tamper, func(t *testing.T) {

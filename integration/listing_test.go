@@ -10,7 +10,6 @@ import (
 	"github.com/nftproxy/nftproxy/integration/lab"
 	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/nft/compile/fixture"
-	"github.com/nftproxy/nftproxy/nft/kernel"
 )
 
 // TestListingReloads: the listing is for people and for nft. Each golden
@@ -28,15 +27,7 @@ func TestListingReloads(t *testing.T) {
 	for _, fx := range fixtures {
 		t.Run(fx.Name(), func(t *testing.T) {
 			rs, _ := fx.Compile()
-			a := lab.NewNS(t, "listed")
-			k, err := kernel.Open(a.FD(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer k.Close()
-			if err := k.Apply(nft.Diff(nil, rs)); err != nil {
-				t.Fatalf("apply over netlink: %v", err)
-			}
+			a, _ := applied(t, "listed", rs)
 			for _, f := range nft.Families {
 				if rs[f] == nil {
 					continue

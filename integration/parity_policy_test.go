@@ -16,7 +16,6 @@ import (
 	"github.com/nftproxy/nftproxy/integration/lab"
 	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/nft/compile"
-	"github.com/nftproxy/nftproxy/nft/kernel"
 	"github.com/nftproxy/nftproxy/proxy/manifest"
 )
 
@@ -87,15 +86,7 @@ func compileGolden(t *testing.T, file string) nft.Ruleset {
 // returns the listings.
 func assertListing(t *testing.T, rs nft.Ruleset) map[nft.Family]string {
 	t.Helper()
-	ns := lab.NewNS(t, "netlink")
-	k, err := kernel.Open(ns.FD(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Close()
-	if err := k.Apply(nft.Diff(nil, rs)); err != nil {
-		t.Fatalf("apply over netlink: %v", err)
-	}
+	ns, k := applied(t, "netlink", rs)
 	read, err := k.Read()
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,6 @@ import (
 	"github.com/nftproxy/nftproxy/integration/lab"
 	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/nft/compile"
-	"github.com/nftproxy/nftproxy/nft/kernel"
 	"github.com/nftproxy/nftproxy/proxy/manifest"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
@@ -62,15 +61,8 @@ func TestParity(t *testing.T) {
 // with nft in namespace B, and compares the listings of both tables.
 func assertParity(t *testing.T, rs nft.Ruleset) {
 	t.Helper()
-	a, b := lab.NewNS(t, "netlink"), lab.NewNS(t, "nft")
-	k, err := kernel.Open(a.FD(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Close()
-	if err := k.Apply(nft.Diff(nil, rs)); err != nil {
-		t.Fatalf("apply over netlink: %v", err)
-	}
+	a, _ := applied(t, "netlink", rs)
+	b := lab.NewNS(t, "nft")
 	loadText(t, b, rs.Text())
 	for _, f := range nft.Families {
 		listA := nftIn(t, a, "list", "table", string(f), nft.TableName)

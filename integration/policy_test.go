@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/klog/v2"
 
@@ -242,6 +243,42 @@ func TestSessionAffinityAcrossEntryPoints(t *testing.T) {
 	}
 }
 
+// TestSessionAffinityTimeout: a client is remembered for the Service's
+// timeout and no longer. Within it every new connection goes to the same
+// endpoint; once the timeout has passed without a connection, the kernel
+// lists no element for the client and the next connection is chosen at
+// random again, so a later one lands on another endpoint. Upstream's e2e
+// "session affinity timeout" tests check this with 125 s on a real node.
+func TestSessionAffinityTimeout(t *testing.T) {
+	const seconds, rounds = 2, 30
+	c := lab.NewCluster(t, 3)
+	p := newProxy(t, c)
+	pt := port{name: "http", proto: model.TCP, port: 80, target: 8080}
+	svc := service("sticky-timeout", addrs("10.96.0.94"), pt)
+	svc.AffinitySeconds = seconds
+	var eps []netip.Addr
+	for _, b := range c.Backends {
+		serve(t, pt, b, b.IPv4)
+		eps = append(eps, b.IPv4)
+	}
+	addr := lab.AddrPort(svc.ClusterIPs[0], 80)
+	p.sync(t, snapshot(svc, []port{pt}, eps...))
+	first := sameBackend(t, c.Client, addr, 5)
+	// A uniform choice among 3 endpoints returns first in every one of
+	// 30 rounds with probability 3^-30.
+	for range rounds {
+		time.Sleep(seconds*time.Second + 500*time.Millisecond)
+		memory := nftIn(t, c.Node, "list", "set", string(nft.IPv4), nft.TableName, "affinity")
+		if strings.Contains(memory, "10.96.0.94") {
+			t.Fatalf("%ds after the last connection the client is still remembered:\n%s", seconds, memory)
+		}
+		if got := ask(t, c.Client, lab.TCP, "", addr).Name; got != first {
+			return
+		}
+	}
+	t.Fatalf("after %d timeouts every new connection still went to %s", rounds, first)
+}
+
 // generation is the node's ruleset generation.
 func generation(t *testing.T, p *proxy) uint32 {
 	t.Helper()
@@ -285,6 +322,8 @@ func TestUDPConntrackCleanup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer hook.Close()
+	deleted := map[model.AddressType]int{}
+	hook.Observe = func(f model.AddressType, _ time.Duration, n int) { deleted[f] += n }
 	for i, addr := range []string{lab.AddrPort(svc.ClusterIPs[0], 53), lab.AddrPort(c.NodeIPv4, 30053)} {
 		t.Run(addr, func(t *testing.T) {
 			src := fmt.Sprintf("%s:%d", c.ClientIPv4, 40053+i)
@@ -297,9 +336,14 @@ func TestUDPConntrackCleanup(t *testing.T) {
 			if got := ask(t, c.Client, lab.UDP, src, addr); got.Name != old.Name {
 				t.Fatalf("before the clean-up the flow should still go to %s (the test's control), got %s", old.Name, got.Name)
 			}
+			clear(deleted)
 			hook.AfterSync(&before, &after, p.node)
 			if got := ask(t, c.Client, lab.UDP, src, addr); got.Name != next.Name {
 				t.Errorf("after the clean-up answered by %s, want %s", got.Name, next.Name)
+			}
+			// For kubeproxy_conntrack_reconciler_deleted_entries_total.
+			if deleted[model.IPv4] != 1 || deleted[model.IPv6] != 0 {
+				t.Errorf("observed deletions %v, want the one IPv4 flow", deleted)
 			}
 		})
 	}

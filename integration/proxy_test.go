@@ -170,13 +170,15 @@ func TestReject(t *testing.T) {
 }
 
 // addUplink links the node to an upstream namespace, which routes nothing,
-// and makes it the node's default route for both families.
-func addUplink(t *testing.T, c *lab.Cluster) {
+// and makes it the node's default route for both families; it returns the
+// upstream namespace.
+func addUplink(t *testing.T, c *lab.Cluster) *lab.NS {
 	t.Helper()
 	up := lab.NewNS(t, "upstream")
 	lab.Connect(t, c.Node, []string{"100.64.0.1/24", "fd00:64::1/64"}, up, []string{"100.64.0.2/24", "fd00:64::2/64"})
 	c.Node.Route(t, "default", "100.64.0.2")
 	c.Node.Route(t, "default", "fd00:64::2")
+	return up
 }
 
 // assertRefused requests addr and wants it refused before the timeout.

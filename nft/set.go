@@ -50,6 +50,10 @@ type Element struct {
 	Verdict Verdict
 	// Data is a data map element's value.
 	Data []Value
+	// Comment is kept by the kernel with the element (its userdata) and
+	// listed by nft: the entries of the Service maps name the Service port
+	// they belong to ("demo/web:http"), which no chain name does.
+	Comment string
 }
 
 // sameSetDef reports whether a and b are the same set definition: what the
@@ -68,8 +72,15 @@ func (s *Set) definition() *Set {
 }
 
 // SortElements sorts s's elements by their text so that output and plans
-// are deterministic.
+// are deterministic; a one-part interval set's by address, as nft lists
+// them.
 func (s *Set) SortElements() {
+	if s.Interval && len(s.Key) == 1 {
+		slices.SortFunc(s.Elements, func(a, b Element) int {
+			return a.Key[0].Prefix.Addr().Compare(b.Key[0].Prefix.Addr())
+		})
+		return
+	}
 	keys := make([]string, len(s.Elements))
 	for i, e := range s.Elements {
 		keys[i] = s.ElementText(e)

@@ -2,6 +2,7 @@ package nft
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 )
 
@@ -36,27 +37,46 @@ func (s *Set) dataTypeText() string {
 
 // DataText renders a data map element's value: "10.244.1.2 . 8080".
 func (s *Set) DataText(data []Value) string {
-	parts := make([]string, len(data))
+	return string(s.appendDataText(make([]byte, 0, 32), data))
+}
+
+func (s *Set) appendDataText(b []byte, data []Value) []byte {
 	for i, v := range data {
+		if i > 0 {
+			b = append(b, " . "...)
+		}
 		t := TypeInetService
 		if i < len(s.Data) {
 			t = s.Data[i]
 		}
-		parts[i] = valueText(t, v)
+		b = appendValueText(b, t, v)
 	}
-	return strings.Join(parts, " . ")
+	return b
 }
 
 // addrValueText renders an address key part: a prefix in interval sets,
 // printed as a bare address when it covers one address, as nft does.
 func addrValueText(v Value) string {
-	if !v.Prefix.IsValid() {
-		return v.Addr.String()
+	return string(appendAddrValueText(nil, v))
+}
+
+func appendAddrValueText(b []byte, v Value) []byte {
+	switch {
+	case !v.Prefix.IsValid():
+		return appendAddr(b, v.Addr)
+	case v.Prefix.IsSingleIP():
+		return appendAddr(b, v.Prefix.Addr())
 	}
-	if v.Prefix.IsSingleIP() {
-		return v.Prefix.Addr().String()
+	return v.Prefix.Masked().AppendTo(b)
+}
+
+// appendAddr appends a's text as String writes it ("invalid IP" for the
+// zero Addr, which AppendTo writes as nothing).
+func appendAddr(b []byte, a netip.Addr) []byte {
+	if !a.IsValid() {
+		return append(b, a.String()...)
 	}
-	return v.Prefix.Masked().String()
+	return a.AppendTo(b)
 }
 
 // durationText renders seconds as nft lists a timeout: "3h", "1m30s",

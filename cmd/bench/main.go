@@ -2,6 +2,9 @@
 //
 //	bench sync      [-sizes 1000x10,10000x10,50000x5] [-runs 3] [-baseline=true]
 //	bench dataplane [-services 1,1000,10000,50000] [-conns 2000] [-runs 3]
+//	bench agent     [-sizes 10000x10] [-runs 3] [-churn-rate 50] [-json FILE] [-svg FILE]
+//	bench plot      -o FILE.svg RESULTS.json...
+//	bench shapes    [-sizes 10000x10,50000x5] [-runs 5]
 //
 // sync: for synthetic clusters, the compile time, the first full sync into
 // an empty network namespace, a sync after one endpoint of one Service
@@ -14,7 +17,19 @@
 // with many Services programmed, next to a direct connection and to
 // kube-proxy's shape.
 //
-// Both need root. They create their own network namespaces, program
+// agent: the nftproxy binary and upstream kube-proxy (nftables mode), one
+// at a time, each in a node namespace of its own, against the same real
+// kube-apiserver and cluster: cold full sync, one-Service changes, a
+// sustained churn of EndpointSlice updates; CPU, syncs, network
+// programming latency and peak memory (docs/benchmarks.md). plot draws the
+// cold sync time and peak memory of agent runs (their -json files) against
+// cluster size, as SVG.
+//
+// shapes: the candidate table shapes of issue 12 (the old per-Service
+// chains, A and L; see shapes_build.go) loaded with nft -f and with our
+// applier, and the transactions of one-Service changes in each.
+//
+// They need root. They create their own network namespaces, program
 // nftables only inside them, send packets only between them, and remove
 // them. `make bench` and `make bench-dataplane` run them.
 package main
@@ -26,7 +41,7 @@ import (
 	"os"
 )
 
-const usage = `usage: bench sync [flags] | bench dataplane [flags]   (-h for flags)`
+const usage = `usage: bench sync|dataplane|agent|shapes [flags] | bench plot -o FILE.svg RESULTS.json...   (-h for flags)`
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
@@ -48,6 +63,12 @@ func run(args []string) error {
 		return runSyncOnce(args[1:])
 	case "dataplane":
 		return runDataplane(args[1:], os.Stdout)
+	case "agent":
+		return runAgent(args[1:], os.Stdout)
+	case "shapes":
+		return runShapes(args[1:], os.Stdout)
+	case "plot":
+		return runPlot(args[1:])
 	}
 	return fmt.Errorf("unknown command %q\n%s", args[0], usage)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/nftproxy/nftproxy/config"
 	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/proxy"
@@ -39,9 +40,27 @@ func parseFlags(name string, args []string, stderr io.Writer, register func(*pfl
 	return nil
 }
 
-// compileManifests loads the manifests and compiles them; problems with
-// single objects are printed as warnings and the objects left out.
+// compileManifests loads the manifests and compiles them. Every object
+// read but not programmed (other kinds, headless Services, ...) is named
+// on stderr; problems with single objects are printed as warnings and the
+// objects left out.
 func (m *manifestFlags) compileManifests(stderr io.Writer) (nft.Ruleset, error) {
+	l, err := m.load(stderr)
+	if err != nil {
+		return nil, err
+	}
+	return l.compile(stderr), nil
+}
+
+// loaded is what the manifests and --config say.
+type loaded struct {
+	snapshot *model.Snapshot
+	node     model.Node
+	cfg      *config.Configuration
+}
+
+// load reads --config and the manifests, and picks the Node.
+func (m *manifestFlags) load(stderr io.Writer) (*loaded, error) {
 	if len(m.files) == 0 {
 		return nil, fmt.Errorf("no manifests: pass -f PATH")
 	}
@@ -53,15 +72,23 @@ func (m *manifestFlags) compileManifests(stderr io.Writer) (nft.Ruleset, error) 
 	if err != nil {
 		return nil, err
 	}
+	for _, s := range res.Skipped {
+		fmt.Fprintf(stderr, "ignored: %s\n", s)
+	}
 	node, err := pickNode(res.Nodes, m.nodeName, stderr)
 	if err != nil {
 		return nil, err
 	}
-	rs, problems := compile.Ruleset(&res.Snapshot, node, proxy.CompilerOptions(cfg, node))
+	return &loaded{snapshot: &res.Snapshot, node: node, cfg: cfg}, nil
+}
+
+// compile compiles what was loaded, printing each problem as a warning.
+func (l *loaded) compile(stderr io.Writer) nft.Ruleset {
+	rs, problems := compile.Ruleset(l.snapshot, l.node, proxy.CompilerOptions(l.cfg, l.node))
 	for _, p := range problems {
 		fmt.Fprintf(stderr, "warning: %v\n", p)
 	}
-	return rs, nil
+	return rs
 }
 
 // pickNode returns the Node called name, or the only Node when name is

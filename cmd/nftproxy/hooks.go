@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"time"
 
 	"k8s.io/klog/v2"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/nftproxy/nftproxy/proxy/conntrack"
 	"github.com/nftproxy/nftproxy/proxy/healthcheck"
 	"github.com/nftproxy/nftproxy/proxy/healthz"
+	"github.com/nftproxy/nftproxy/proxy/metrics"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
 
@@ -23,7 +25,7 @@ import (
 // kube-proxy's do; with the default "primary" those follow the Node object,
 // so they are worked out at every sync. They answer 503 while the agent
 // itself is unhealthy.
-func hooks(cfg *config.Configuration, health *healthz.Server) ([]agent.SyncHook, func(), error) {
+func hooks(cfg *config.Configuration, health *healthz.Server, m *metrics.Metrics) ([]agent.SyncHook, func(), error) {
 	logger := klog.Background()
 	setConntrackTimeouts(conntrack.SysctlRoot, cfg.Conntrack, logger.WithName("sysctl"))
 	hc := healthcheck.NewHook(healthcheck.Config{
@@ -38,6 +40,10 @@ func hooks(cfg *config.Configuration, health *healthz.Server) ([]agent.SyncHook,
 		if err != nil {
 			hc.Close()
 			return nil, nil, fmt.Errorf("conntrack: %w", err)
+		}
+		ct.Observe = func(f model.AddressType, took time.Duration, deleted int) {
+			m.ConntrackReconcile.WithLabelValues(string(f)).Observe(took.Seconds())
+			m.ConntrackDeleted.WithLabelValues(string(f)).Add(float64(deleted))
 		}
 		list = append(list, ct)
 		closers = append(closers, ct.Close)

@@ -4,6 +4,7 @@
 //	nftproxy [run] [--config FILE] [FLAGS]   the node agent (kube-proxy's flags)
 //	nftproxy compile -f PATH...   print the ruleset manifests compile to
 //	nftproxy apply -f PATH...     program the current network namespace once
+//	nftproxy trace --dst IP:PORT  explain where a packet goes, and why
 //	nftproxy cleanup              remove nftproxy's tables
 //	nftproxy version              print the version
 package main
@@ -22,6 +23,7 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
 	"run":     runAgent,
 	"compile": runCompile,
 	"apply":   runApply,
+	"trace":   runTrace,
 	"cleanup": runCleanup,
 	"version": func([]string, io.Writer, io.Writer) error { fmt.Println("nftproxy", version); return nil },
 }
@@ -29,7 +31,7 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
 func main() {
 	if err := dispatch(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "nftproxy:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }
 
@@ -55,11 +57,17 @@ Usage:
       The node agent: watch the API server and keep this network namespace's
       nftables rules in step. Run 'nftproxy run --help' for the flags.
   nftproxy compile -f PATH [-f PATH...] [--node-name N] [--config FILE]
-      Print the nftables ruleset the manifests (Services, EndpointSlices, Nodes;
-      YAML or JSON files or directories) compile to. Needs no root and no cluster.
+      Print the nftables ruleset the manifests (Services, EndpointSlices, Nodes,
+      ServiceCIDRs; YAML or JSON files or directories) compile to; objects of
+      other kinds are named on stderr and ignored. Needs no root and no cluster.
   nftproxy apply -f PATH [-f PATH...] [--node-name N] [--config FILE]
       Program the current network namespace once, in one transaction; run again
       with changed manifests to apply only the difference.
+  nftproxy trace --src IP[:PORT] --dst IP:PORT [--proto tcp|udp|sctp] [--from external|pod|node] [-o json]
+  nftproxy trace --service NS/NAME [-o json]
+      Explain where a new connection goes through the tables of this network
+      namespace (root), or through what manifests compile to (-f, no root):
+      every outcome with its exact probability, and why. 'nftproxy trace --help'.
   nftproxy cleanup
       Remove nftproxy's tables (table ip kube-proxy, table ip6 kube-proxy).
   nftproxy version

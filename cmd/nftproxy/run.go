@@ -78,7 +78,7 @@ func daemon(ctx context.Context, cfg *config.Configuration, master string) error
 	defer broadcaster.Shutdown()
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "nftproxy", Host: nodeName})
-	syncHooks, closeHooks, err := hooks(cfg, health)
+	syncHooks, closeHooks, err := hooks(cfg, health, m)
 	if err != nil {
 		return err
 	}

@@ -123,8 +123,8 @@ func createFQDNSlice(t *testing.T, env *e2e.Env) {
 // in an IPv4 slice, so nftproxy cannot be handed one.
 func refuseIPv6InIPv4Slice(t *testing.T, env *e2e.Env) {
 	t.Helper()
-	s := e2e.Slice("web", "http", netip.MustParseAddr("fd00:10:244:1::5"))
-	s.Name = "web-v6-in-v4"
+	s := e2e.NamedSlice("web-v6-in-v4", "web", "http", netip.MustParseAddr("fd00:10:244:1::5"))
+	s.AddressType = discoveryv1.AddressTypeIPv4
 	_, err := env.Kube.DiscoveryV1().EndpointSlices(e2e.Namespace).Create(env.Ctx, s, metav1.CreateOptions{})
 	if err == nil {
 		t.Fatal("the API server accepted an IPv6 address in an IPv4 EndpointSlice: nftproxy must then skip it; extend this test")

@@ -29,7 +29,8 @@ func startAgent(t *testing.T, env *e2e.Env, extra ...string) *lab.Process {
 }
 
 // scrape reads one metric (a counter, gauge or a histogram's _count) from
-// the agent in ns; labels are not supported.
+// the agent in ns; labels are matched as the exposition writes them
+// (`name{label="value"}`).
 func scrape(ns *lab.NS, name string) (float64, error) {
 	client := http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: ns.DialContext}}
 	resp, err := client.Get("http://" + metricsAddr + "/metrics")

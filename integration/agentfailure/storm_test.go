@@ -34,8 +34,9 @@ const (
 	stormRSSGrowth = 64 << 20
 )
 
-// syncCount is the agent's number of syncs: the sync histogram's count.
-const syncCount = "kubeproxy_sync_proxy_rules_duration_seconds_count"
+// syncCount is the agent's number of syncs: the sync histogram's count
+// (every sync programs the IPv4 table of the lab's dual-stack node).
+const syncCount = `kubeproxy_sync_proxy_rules_duration_seconds_count{ip_family="IPv4"}`
 
 // TestEndpointSliceStorm updates EndpointSlices through the API server as
 // fast as stormRate allows for stormDuration while nftproxy runs with

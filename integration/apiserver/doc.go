@@ -32,8 +32,10 @@
 //     crypto: a CA, a serving certificate for 127.0.0.1 and localhost, and a
 //     client certificate in group system:masters, used by every client.
 //   - No controller manager or scheduler: tests create EndpointSlices
-//     directly. --service-cluster-ip-range is ServiceCIDR, so Services with
-//     a ClusterIP from 10.96.0.0/16 are accepted.
+//     directly. --service-cluster-ip-range is ServiceCIDR and ServiceCIDRv6
+//     (dual-stack), so Services with a ClusterIP from 10.96.0.0/16 or
+//     fd00:96::/108 are accepted, and the API server creates the default
+//     ServiceCIDR "kubernetes" with both.
 //
 // Start skips the test when not root (lab) or when etcd is not installed.
 // On failure, the tail of both logs is written to the test log.

@@ -16,9 +16,14 @@ import (
 	"github.com/nftproxy/nftproxy/integration/lab"
 )
 
-// ServiceCIDR is the API server's --service-cluster-ip-range: ClusterIPs
-// of test Services come from it.
-var ServiceCIDR = netip.MustParsePrefix("10.96.0.0/16")
+// ServiceCIDR and ServiceCIDRv6 are the API server's
+// --service-cluster-ip-range, dual-stack with IPv4 primary: ClusterIPs of
+// test Services come from them, and the API server makes them its default
+// ServiceCIDR, "kubernetes".
+var (
+	ServiceCIDR   = netip.MustParsePrefix("10.96.0.0/16")
+	ServiceCIDRv6 = netip.MustParsePrefix("fd00:96::/108")
+)
 
 // Addresses inside the namespace, on its loopback.
 const (
@@ -132,7 +137,7 @@ func apiserverArgs(bin, dir string, files map[string]string) []string {
 		"--advertise-address=" + host,
 		"--secure-port=" + port,
 		"--cert-dir=" + dir,
-		"--service-cluster-ip-range=" + ServiceCIDR.String(),
+		"--service-cluster-ip-range=" + ServiceCIDR.String() + "," + ServiceCIDRv6.String(),
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--authorization-mode=RBAC",
 		"--endpoint-reconciler-type=none",

@@ -50,12 +50,15 @@ func New(t testing.TB, n int) *Env {
 	e := &Env{Lab: c, API: api, Kube: api.Client, Ctx: ctx, dir: t.TempDir()}
 	t.Cleanup(func() {
 		if t.Failed() {
-			out, _ := c.Node.Exec("nft", "list", "table", "ip", "kube-proxy")
-			t.Logf("nft list table ip kube-proxy in the node namespace:\n%s", out)
+			for _, f := range []string{"ip", "ip6"} {
+				out, _ := c.Node.Exec("nft", "list", "table", f, "kube-proxy")
+				t.Logf("nft list table %s kube-proxy in the node namespace:\n%s", f, out)
+			}
 		}
 	})
 	for _, b := range c.Backends {
 		lab.ServeTCP(t, b.NS, lab.AddrPort(b.IPv4, BackendPort), b.Name)
+		lab.ServeTCP(t, b.NS, lab.AddrPort(b.IPv6, BackendPort), b.Name)
 	}
 	e.Create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}})
 	e.Create(t, e.node())

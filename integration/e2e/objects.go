@@ -42,14 +42,25 @@ func TCPPort(name string, port, nodePort int32) corev1.ServicePort {
 // Slice returns the EndpointSlice "<service>-1" of a Service with one port
 // named portName, at BackendPort on each ready address.
 func Slice(service, portName string, addrs ...netip.Addr) *discoveryv1.EndpointSlice {
+	return NamedSlice(service+"-1", service, portName, addrs...)
+}
+
+// NamedSlice is Slice with a name of its own; its address type is that of
+// the addresses (IPv6 when the first one is), so a dual-stack Service has
+// two, one per family.
+func NamedSlice(name, service, portName string, addrs ...netip.Addr) *discoveryv1.EndpointSlice {
 	port, proto, ready := int32(BackendPort), corev1.ProtocolTCP, true
+	typ := discoveryv1.AddressTypeIPv4
+	if len(addrs) > 0 && addrs[0].Is6() {
+		typ = discoveryv1.AddressTypeIPv6
+	}
 	s := &discoveryv1.EndpointSlice{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      service + "-1",
+			Name:      name,
 			Namespace: Namespace,
 			Labels:    map[string]string{discoveryv1.LabelServiceName: service},
 		},
-		AddressType: discoveryv1.AddressTypeIPv4,
+		AddressType: typ,
 		Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &port, Protocol: &proto}},
 	}
 	for _, a := range addrs {

@@ -5,8 +5,10 @@ package manifests
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,16 +18,19 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/nftproxy/nftproxy/deploy"
+	"github.com/nftproxy/nftproxy/integration/apiserver"
 	"github.com/nftproxy/nftproxy/integration/e2e"
 	"github.com/nftproxy/nftproxy/integration/lab"
+	"github.com/nftproxy/nftproxy/nft"
 )
 
 // TestAgentRunsWithDeployPermissions runs nftproxy the way deploy/ does on
 // a node, as far as a lab allows: as deploy/'s ServiceAccount (its RBAC
 // objects created for real, the admin credentials impersonating the
 // account) and with only the DaemonSet's capabilities. It must program a
-// Service, publish a Warning event about a bad one (events are the only
-// thing it writes), and log no "forbidden".
+// Service and the API server's ServiceCIDR, publish a Warning event about
+// a bad Service (events are the only thing it writes), and log no
+// "forbidden".
 func TestAgentRunsWithDeployPermissions(t *testing.T) {
 	env := e2e.New(t, 2)
 	objs, err := deploy.Objects()
@@ -59,6 +64,16 @@ func TestAgentRunsWithDeployPermissions(t *testing.T) {
 	clash.Spec.ExternalIPs = []string{"10.96.12.10"}
 	env.Create(t, clash)
 	e2e.Eventually(t, "a Warning event about web-clash", warned(env, "web-clash"))
+	e2e.Eventually(t, "the API server's ServiceCIDR programmed (list and watch granted)", func() error {
+		p, err := e2e.ReadProgrammed(env.Lab)
+		if err != nil {
+			return err
+		}
+		if got := p.ServiceCIDRs(nft.IPv4); !slices.Equal(got, []netip.Prefix{apiserver.ServiceCIDR}) {
+			return fmt.Errorf("service-cidrs %v, want %v", got, apiserver.ServiceCIDR)
+		}
+		return nil
+	})
 	if done, _ := agent.Exited(); done {
 		t.Fatal(agent.Failure())
 	}

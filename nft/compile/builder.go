@@ -13,6 +13,8 @@ type unit struct {
 	families [2]*builder // indexed like Families
 	uses     [2]bool     // the Service has a ClusterIP of that family
 	problems []unitProblem
+	// in is what the unit was compiled from, for Stale (input.go).
+	in input
 }
 
 func familyIndex(f nft.Family) int {
@@ -29,6 +31,10 @@ type builder struct {
 	sets   map[string]*nft.Set // definitions only (for KeyText); never hold elements
 	chains []*nft.Chain
 	claims []claim
+	// noLocal counts the ports with endpoints but none on this node whose
+	// internal (0) or external (1) traffic policy is Local: their traffic
+	// of that kind is dropped here (for metrics).
+	noLocal [2]int
 }
 
 // claim is an element a Service asks for. An owned claim (owner set) is
@@ -44,6 +50,7 @@ type claim struct {
 	key     string
 	verdict nft.Verdict
 	data    string // packValues(the element's Data)
+	comment string // the element's Comment: the Service port that claims it
 	// lists are the endpoint lists (lists.go) that come with an entry of
 	// service-ips or service-nodeports, packed: they are programmed
 	// exactly when the entry is, so two Services claiming one key never mix
@@ -53,25 +60,38 @@ type claim struct {
 
 // element returns the element cl asks for.
 func (cl *claim) element() nft.Element {
-	return nft.Element{Key: unpackKey(cl.set, cl.key), Verdict: cl.verdict, Data: unpackValues(cl.data)}
+	return nft.Element{Key: unpackKey(cl.set, cl.key), Verdict: cl.verdict, Data: unpackValues(cl.data), Comment: cl.comment}
 }
 
 // addTo adds the element cl asks for, and the elements of its endpoint
 // lists, to the sets of t.
 func (cl *claim) addTo(t *nft.Table) {
-	t.Set(cl.set).Elements = append(t.Set(cl.set).Elements, cl.element())
-	if cl.lists == "" {
-		return
+	_ = cl.elements(func(set string, e nft.Element) error {
+		t.Set(set).Elements = append(t.Set(set).Elements, e)
+		return nil
+	})
+}
+
+// elements calls add with the element cl asks for, then the elements of
+// its endpoint lists, each with the name of its set; it stops at add's
+// first error.
+func (cl *claim) elements(add func(set string, e nft.Element) error) error {
+	if err := add(cl.set, cl.element()); err != nil || cl.lists == "" {
+		return err
 	}
 	key := unpackKey(cl.set, cl.key)
 	for _, l := range unpackLists(cl.lists) {
-		s := t.Set(listMaps[l.m])
-		s.Elements = append(s.Elements, listElements(key, l)...)
+		for _, e := range listElements(key, l) {
+			if err := add(listMaps[l.m], e); err != nil {
+				return err
+			}
+		}
 	}
+	return nil
 }
 
 func newClaim(set, owner, field, key string, e nft.Element) claim {
-	return claim{set: set, owner: owner, field: field, key: key, verdict: e.Verdict, data: packValues(e.Data)}
+	return claim{set: set, owner: owner, field: field, key: key, verdict: e.Verdict, data: packValues(e.Data), comment: e.Comment}
 }
 
 func newBuilder(f nft.Family) *builder {

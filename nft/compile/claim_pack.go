@@ -97,12 +97,11 @@ func unpackValues(s string) []nft.Value {
 	if s == "" {
 		return nil
 	}
-	var out []nft.Value
-	for len(s) > 0 {
-		var v nft.Value
-		v, s = unpackValue(s)
-		out = append(out, v)
+	n := 0
+	for rest := s; len(rest) > 0; rest = skipValue(rest) {
+		n++
 	}
+	out, _ := unpackN(s, n)
 	return out
 }
 
@@ -132,6 +131,30 @@ func unpackValue(s string) (nft.Value, string) {
 		v.Prefix, s = netip.PrefixFrom(a, int(s[0])), s[1:]
 	}
 	return v, s
+}
+
+// skipValue returns s without its first packed value.
+func skipValue(s string) string {
+	flags, n := s[0], 1
+	switch {
+	case flags&packAddr4 != 0:
+		n += 4
+	case flags&packAddr6 != 0:
+		n += 16
+	}
+	switch {
+	case flags&packNum32 != 0:
+		n += 4
+	case flags&packNum != 0:
+		n += 2
+	}
+	switch {
+	case flags&packPrefix4 != 0:
+		n += 5
+	case flags&packPrefix6 != 0:
+		n += 17
+	}
+	return s[n:]
 }
 
 func unpackAddr(s string, is4, is6 bool) (netip.Addr, string) {

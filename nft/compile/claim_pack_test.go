@@ -32,6 +32,13 @@ func TestPackValuesRoundTrip(t *testing.T) {
 				cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
 				t.Errorf("round trip (-want +got):\n%s", diff)
 			}
+			packed := packValues(tc.vs)
+			for range tc.vs {
+				packed = skipValue(packed)
+			}
+			if packed != "" {
+				t.Errorf("skipping every value leaves %q", packed)
+			}
 			key := packKey(mapServiceIPs, tc.vs)
 			if diff := cmp.Diff(tc.vs, unpackKey(mapServiceIPs, key), cmp.Comparer(func(a, b netip.Addr) bool { return a == b }),
 				cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
@@ -50,5 +57,30 @@ func TestClaimKeySpaces(t *testing.T) {
 	}
 	if claimKey(mapServiceIPs, key) == claimKey(mapServiceNodePorts, key) {
 		t.Error("service-ips and service-nodeports keys are equal; want separate key spaces")
+	}
+}
+
+// nextListLen reads the maps and lengths of packed lists as unpackLists
+// does, without unpacking them.
+func TestNextListLen(t *testing.T) {
+	ep := func(a string, port uint16) endpoint { return endpoint{netip.MustParseAddr(a), port} }
+	lists := []endpointList{
+		{m: 0, eps: []endpoint{ep("10.0.0.1", 80), ep("10.0.0.2", 0), ep("fd00::1", 65535)}},
+		{m: 2},
+		{m: 3, eps: []endpoint{ep("fd00::2", 8080)}},
+	}
+	s := packLists(lists)
+	var got [][2]int
+	for len(s) > 0 {
+		var m, n int
+		m, n, s = nextListLen(s)
+		got = append(got, [2]int{m, n})
+	}
+	var want [][2]int
+	for _, l := range unpackLists(packLists(lists)) {
+		want = append(want, [2]int{l.m, len(l.eps)})
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("lengths (-unpackLists +nextListLen):\n%s", diff)
 	}
 }

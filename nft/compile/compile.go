@@ -79,6 +79,9 @@ type compiler struct {
 	opts   Options
 	node   nodeInfo
 	slices map[string][]*model.EndpointSlice
+	// key and object name the Service being compiled ("namespace/name",
+	// "Service namespace/name"), made once rather than for every claim.
+	key, object string
 	// problems of the Service being compiled, in the order found.
 	problems []unitProblem
 }
@@ -97,7 +100,9 @@ type unitProblem struct {
 // other Services: conflicts between Services are settled later, by claims.
 func (c *compiler) compileService(svc *model.Service) *unit {
 	c.problems = nil
-	u := &unit{key: svc.Key()}
+	c.key = svc.Key()
+	c.object = "Service " + c.key
+	u := &unit{key: c.key}
 	for i, f := range nft.Families {
 		b := newBuilder(f)
 		c.service(b, svc)
@@ -105,12 +110,13 @@ func (c *compiler) compileService(svc *model.Service) *unit {
 		u.uses[i] = len(addrsOf(svc.ClusterIPs, f)) > 0
 	}
 	u.problems = slices.Clone(c.problems) // exact size: units live long
+	u.in = inputOf(svc, c.slices[c.key])
 	return u
 }
 
 func (c *compiler) problem(svc *model.Service, field, detail string) {
 	c.problems = append(c.problems, unitProblem{
-		Problem: Problem{Object: "Service " + svc.Key(), Field: field, Detail: detail}, claim: -1})
+		Problem: Problem{Object: c.object, Field: field, Detail: detail}, claim: -1})
 }
 
 // sortProblems orders problems by object, keeping each object's problems in

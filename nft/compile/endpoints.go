@@ -1,8 +1,9 @@
 package compile
 
 import (
+	"cmp"
 	"net/netip"
-	"sort"
+	"slices"
 
 	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/proxy/model"
@@ -20,9 +21,12 @@ type endpoint struct {
 // Service port when name and protocol match: the endpoint controller has
 // already resolved named target ports into slice ports.
 func (c *compiler) candidates(ref portRef, f nft.Family) []candidate {
-	seen := map[endpoint]bool{}
-	var out []candidate
-	for _, s := range c.slices[ref.svc.Key()] {
+	n := 0
+	for _, s := range c.slices[c.key] {
+		n += len(s.Endpoints)
+	}
+	out := make([]candidate, 0, n)
+	for _, s := range c.slices[c.key] {
 		if familyOfType(s.AddressType) != f {
 			continue
 		}
@@ -34,43 +38,49 @@ func (c *compiler) candidates(ref portRef, f nft.Family) []candidate {
 			if len(ep.Addresses) == 0 {
 				continue
 			}
-			e := endpoint{ep.Addresses[0], port}
-			if !seen[e] {
-				seen[e] = true
-				out = append(out, candidate{endpoint: e, ready: ep.Ready, serving: ep.Serving,
-					terminating: ep.Terminating, local: ep.NodeName != "" && ep.NodeName == c.node.name, nodeKnown: ep.NodeName != "",
-					hintZones: ep.HintZones, hintNodes: ep.HintNodes})
-			}
+			out = append(out, candidate{endpoint: endpoint{ep.Addresses[0], port}, ready: ep.Ready, serving: ep.Serving,
+				terminating: ep.Terminating, local: ep.NodeName != "" && ep.NodeName == c.node.name, nodeKnown: ep.NodeName != "",
+				hintZones: ep.HintZones, hintNodes: ep.HintNodes})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return lessEndpoint(out[i].endpoint, out[j].endpoint) })
-	return out
+	// A stable sort keeps the slices' order among duplicates, and
+	// CompactFunc keeps the first of each: no map per Service port (a
+	// third of what a full compile allocated).
+	slices.SortStableFunc(out, func(a, b candidate) int { return compareEndpoint(a.endpoint, b.endpoint) })
+	return slices.CompactFunc(out, func(a, b candidate) bool { return a.endpoint == b.endpoint })
 }
 
 // endpointSets chooses the endpoints of ref for each traffic policy, and
-// the ones that need a hairpin element.
+// the ones that need a hairpin element: those used by either set that are
+// on this node or name no node.
 func (c *compiler) endpointSets(ref portRef, f nft.Family) (endpointSets, []endpoint) {
 	use := usesOf(ref.svc.InternalLocal, ref.svc.ExternalLocal)
 	cands := c.candidates(ref, f)
 	sets := categorize(cands, use, c.node.name, c.node.zone)
-	used := map[endpoint]bool{}
-	for _, ep := range append(sets.cluster, sets.local...) {
-		used[ep] = true
-	}
 	var hairpin []endpoint
+	// cands, sets.cluster and sets.local are sorted alike: one pass over
+	// the three finds the used candidates.
+	ci, li := 0, 0
 	for _, cd := range cands {
-		if used[cd.endpoint] && (cd.local || !cd.nodeKnown) {
+		used := false
+		if ci < len(sets.cluster) && sets.cluster[ci] == cd.endpoint {
+			ci, used = ci+1, true
+		}
+		if li < len(sets.local) && sets.local[li] == cd.endpoint {
+			li, used = li+1, true
+		}
+		if used && (cd.local || !cd.nodeKnown) {
 			hairpin = append(hairpin, cd.endpoint)
 		}
 	}
 	return sets, hairpin
 }
 
-func lessEndpoint(a, b endpoint) bool {
-	if a.addr != b.addr {
-		return a.addr.Less(b.addr)
+func compareEndpoint(a, b endpoint) int {
+	if c := a.addr.Compare(b.addr); c != 0 {
+		return c
 	}
-	return a.port < b.port
+	return cmp.Compare(a.port, b.port)
 }
 
 func familyOfType(t model.AddressType) nft.Family {

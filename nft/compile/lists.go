@@ -56,19 +56,33 @@ func listMap(name string) int {
 func rungOffset(n int) uint32 { return uint32(n) * uint32(n) }
 
 // listElements returns the elements of list l for the entry with key key.
+// Their keys and data share one array: two allocations a list, not two an
+// element.
 func listElements(key []nft.Value, l endpointList) []nft.Element {
-	out := make([]nft.Element, len(l.eps))
+	n, k := len(l.eps), len(key)+3
+	out := make([]nft.Element, n)
+	vals := make([]nft.Value, n*k)
 	for i := range l.eps {
-		out[i] = listElement(key, l, i)
+		out[i] = fillListElement(vals[i*k:(i+1)*k], key, l, i)
 	}
 	return out
 }
 
 // listElement returns endpoint i of list l for the entry with key key.
 func listElement(key []nft.Value, l endpointList, i int) nft.Element {
-	k := append(append(make([]nft.Value, 0, len(key)+1), key...), nft.Value{Num: rungOffset(len(l.eps)) + uint32(i)})
-	ep := l.eps[i]
-	return nft.Element{Key: k, Data: []nft.Value{{Addr: ep.addr}, {Num: uint32(ep.port)}}}
+	return fillListElement(make([]nft.Value, len(key)+3), key, l, i)
+}
+
+// fillListElement writes endpoint i of list l for the entry with key key
+// into v (len(key)+3 values: the key, the endpoint's index, its address and
+// port) and returns the element over them.
+func fillListElement(v, key []nft.Value, l endpointList, i int) nft.Element {
+	k := len(key) + 1
+	copy(v, key)
+	v[k-1] = nft.Value{Num: rungOffset(len(l.eps)) + uint32(i)}
+	v[k] = nft.Value{Addr: l.eps[i].addr}
+	v[k+1] = nft.Value{Num: uint32(l.eps[i].port)}
+	return nft.Element{Key: v[:k:k], Data: v[k : k+2 : k+2]}
 }
 
 // packLists packs lists for a claim: for each, its map's index, its
@@ -83,6 +97,18 @@ func packLists(ls []endpointList) string {
 		}
 	}
 	return string(b)
+}
+
+// nextListLen returns the map and length of the first list packed in s,
+// and the rest of s, without unpacking its endpoints: counting rungs reads
+// every list of the table.
+func nextListLen(s string) (m, n int, rest string) {
+	m, n = int(s[0]), int(binary.BigEndian.Uint32([]byte(s[1:5])))
+	s = s[5:]
+	for range 2 * n { // an address and a port per endpoint
+		s = skipValue(s)
+	}
+	return m, n, s
 }
 
 func unpackLists(s string) []endpointList {
@@ -114,24 +140,19 @@ func newRungs() rungs {
 	return r
 }
 
-// add counts (delta 1) or uncounts (delta -1) the lists of cl. It returns
-// the maps whose set of lengths changed.
-func (r rungs) add(cl *claim, delta int) (changed []int) {
+// add counts (delta 1) or uncounts (delta -1) the lists of cl.
+func (r rungs) add(cl *claim, delta int) {
 	if cl == nil || cl.lists == "" {
-		return nil
+		return
 	}
-	for _, l := range unpackLists(cl.lists) {
-		n := len(l.eps)
-		before := r[l.m][n]
-		r[l.m][n] += delta
-		if r[l.m][n] == 0 {
-			delete(r[l.m], n)
-		}
-		if (before == 0) != (r[l.m][n] == 0) {
-			changed = append(changed, l.m)
+	for s := cl.lists; len(s) > 0; {
+		var m, n int
+		m, n, s = nextListLen(s)
+		r[m][n] += delta
+		if r[m][n] == 0 {
+			delete(r[m], n)
 		}
 	}
-	return changed
 }
 
 // pickChain is the chain that picks from listMaps[m]: a rung per length.

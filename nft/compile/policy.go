@@ -1,6 +1,9 @@
 package compile
 
-import "github.com/nftproxy/nftproxy/nft"
+import (
+	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/proxy/model"
+)
 
 // policyChains names the endpoint chains of one Service port: "" when the
 // chain does not exist because no traffic may use it.
@@ -36,4 +39,16 @@ func (c *compiler) policyChains(b *builder, ref portRef, sets endpointSets) poli
 // load-balancer traffic of ref's port enters by (see entryRules).
 func (c *compiler) externalRules(f nft.Family, ref portRef, pc policyChains) []nft.Rule {
 	return entryRules(f, c.opts, ref.svc.ExternalLocal, pc.cluster, pc.local)
+}
+
+// countNoLocal counts a port of svc that has endpoints, none on this node,
+// under each of its traffic policies that is Local (kube-proxy's
+// sync_proxy_rules_no_local_endpoints_total).
+func (b *builder) countNoLocal(svc *model.Service) {
+	if svc.InternalLocal {
+		b.noLocal[0]++
+	}
+	if svc.ExternalLocal {
+		b.noLocal[1]++
+	}
 }

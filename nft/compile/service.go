@@ -25,6 +25,11 @@ func (p portRef) chainSuffix() string {
 func (p portRef) serviceChain() string  { return "service-" + p.chainSuffix() }
 func (p portRef) externalChain() string { return "external-" + p.chainSuffix() }
 
+// comment names the Service port on the elements of the Service maps
+// ("demo/web:http"): the only place the table keeps which Service an
+// entry belongs to, for `nft list` readers and `nftproxy trace`.
+func (p portRef) comment() string { return p.svc.Key() + ":" + p.port.Label() }
+
 func (p portRef) key(ip netip.Addr) []nft.Value {
 	return []nft.Value{{Addr: ip}, {Num: uint32(p.proto)}, {Num: uint32(p.port.Port)}}
 }
@@ -50,7 +55,7 @@ func (c *compiler) service(b *builder, svc *model.Service) {
 			c.problem(svc, fmt.Sprintf("spec.ports[%d].protocol", i), fmt.Sprintf("unsupported protocol %q", port.Protocol))
 			continue
 		}
-		ref := portRef{svc: svc, port: port, index: i, proto: proto, object: "Service " + svc.Key()}
+		ref := portRef{svc: svc, port: port, index: i, proto: proto, object: c.object}
 		c.servicePort(b, ref, clusterIPs)
 	}
 }
@@ -62,6 +67,9 @@ func (c *compiler) servicePort(b *builder, ref portRef, clusterIPs []netip.Addr)
 	if !sets.any {
 		c.noEndpoints(b, ref, clusterIPs, external)
 		return
+	}
+	if len(sets.local) == 0 {
+		b.countNoLocal(ref.svc)
 	}
 	// Hairpin traffic (a pod reaching itself through a Service) is DNATed
 	// on the pod's own node only: endpoints on other nodes need no element.
@@ -121,7 +129,7 @@ func (c *compiler) entry(b *builder, ref portRef, set, field string, key []nft.V
 			nonEmpty = append(nonEmpty, l)
 		}
 	}
-	i := b.claimElement(set, ref.svc.Key(), field, nft.Element{Key: key, Verdict: nft.GotoChain(chain)}, nonEmpty...)
+	i := b.claimElement(set, c.key, field, nft.Element{Key: key, Verdict: nft.GotoChain(chain), Comment: ref.comment()}, nonEmpty...)
 	c.problems = append(c.problems, unitProblem{
 		Problem: Problem{Object: ref.object, Field: field}, family: b.family, claim: i})
 }
@@ -189,7 +197,7 @@ func (c *compiler) noEndpoints(b *builder, ref portRef, clusterIPs []netip.Addr,
 // first Service in the snapshot; the others get a Problem naming field
 // (settled when the table is assembled, see claims).
 func (c *compiler) element(b *builder, ref portRef, set, field string, key []nft.Value, v nft.Verdict) {
-	i := b.claimElement(set, ref.svc.Key(), field, nft.Element{Key: key, Verdict: v})
+	i := b.claimElement(set, c.key, field, nft.Element{Key: key, Verdict: v, Comment: ref.comment()})
 	c.problems = append(c.problems, unitProblem{
 		Problem: Problem{Object: ref.object, Field: field}, family: b.family, claim: i})
 }

@@ -16,6 +16,7 @@ const (
 	mapFirewallIPs         = "firewall-ips"
 	setFirewallAllow       = "firewall-allow"
 	setAffinity            = "affinity"
+	setServiceCIDRs        = "service-cidrs"
 
 	mapEndpoints              = "endpoints"
 	mapLocalEndpoints         = "local-endpoints"
@@ -91,6 +92,7 @@ type setSpec struct {
 // number of Services (see docs/ruleset.md for why).
 var sets = []setSpec{
 	{setClusterIPs, addrKey, false, "Active ClusterIPs", nil, nil},
+	{setServiceCIDRs, addrKey, false, "ServiceCIDRs: new traffic to an address in them that no Service holds is dropped", nil, nil},
 	{setNodePortIPs, addrKey, false, "IPs that accept NodePort traffic", nil, nil},
 	{setHairpin, pairKey, false, "Endpoints reaching themselves through a Service: masqueraded", nil, nil},
 	{mapServiceIPs, svcKey, true, "ClusterIP, ExternalIP and LoadBalancer IP traffic", nil, nil},
@@ -123,7 +125,7 @@ func (spec setSpec) set(f nft.Family) *nft.Set {
 		s.Key, s.Data = typesOf(f, spec.typeof), typesOf(f, spec.dataTypeof)
 	}
 	switch spec.name {
-	case setFirewallAllow:
+	case setFirewallAllow, setServiceCIDRs:
 		s.Interval = true
 	case setAffinity:
 		s.Dynamic, s.Size = true, affinitySize
@@ -222,9 +224,7 @@ func fixedChains(f nft.Family, o Options) []*nft.Chain {
 		{Name: chainServiceEPCheck, Rules: []nft.Rule{rule(nft.Vmap{Keys: daddrProtoPort, Map: mapNoEndpointServices})}},
 		{Name: chainNodePortEPCheck, Rules: []nft.Rule{rule(
 			nft.InSet{Keys: daddr, Set: setNodePortIPs}, nft.Vmap{Keys: protoPort, Map: mapNoEndpointNodePorts})}},
-		{Name: chainClusterIPsCheck, Rules: []nft.Rule{{
-			Stmts:   []nft.Stmt{nft.InSet{Keys: daddr, Set: setClusterIPs}, nft.Reject{}},
-			Comment: "ClusterIP on a port the Service does not have"}}},
+		{Name: chainClusterIPsCheck, Rules: clusterIPsCheckRules()},
 		{Name: chainFirewallCheck, Rules: []nft.Rule{rule(nft.Vmap{Keys: daddrProtoPort, Map: mapFirewallIPs})}},
 		{Name: chainFirewallAllow, Rules: []nft.Rule{
 			rule(nft.InSet{Keys: []nft.Field{nft.Daddr, nft.L4Proto, nft.Dport, nft.Saddr}, Set: setFirewallAllow}, ret),
@@ -235,6 +235,20 @@ func fixedChains(f nft.Family, o Options) []*nft.Chain {
 		{Name: chainExternalLocal, Rules: entryRules(f, o, true, chainPickEndpoint, chainPickLocalEndpoint)},
 		{Name: chainNodePort, Rules: entryRules(f, o, false, chainPickNodePortEndpoint, "")},
 		{Name: chainNodePortLocal, Rules: entryRules(f, o, true, chainPickNodePortEndpoint, chainPickNodePortLocalEndpoint)},
+	}
+}
+
+// clusterIPsCheckRules run for new connections that no Service port took
+// (forward and output hooks, after DNAT): a ClusterIP on a port its Service
+// lacks is rejected; any other address inside a ServiceCIDR is held by no
+// Service and is dropped, as kube-proxy does, rather than sent on by the
+// node's routes (a default route would take it out of the cluster).
+func clusterIPsCheckRules() []nft.Rule {
+	return []nft.Rule{
+		{Stmts: []nft.Stmt{nft.InSet{Keys: daddr, Set: setClusterIPs}, nft.Reject{}},
+			Comment: "ClusterIP on a port the Service does not have"},
+		{Stmts: []nft.Stmt{nft.InSet{Keys: daddr, Set: setServiceCIDRs}, nft.Verdict{Kind: nft.Drop}},
+			Comment: "Address in a ServiceCIDR that no Service holds"},
 	}
 }
 

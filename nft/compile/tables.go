@@ -20,9 +20,7 @@ type Tables struct {
 	opts  Options
 	node  nodeInfo
 	units map[string]*unit
-	// order is each Service's position in the latest snapshot: the first
-	// Service wins a key that several claim.
-	order map[string]int
+	order order
 	fams  [2]*familyState
 	// troubled holds the units that have problems of their own; a unit
 	// with a claim conflict is found through the contested keys.
@@ -42,6 +40,10 @@ type familyState struct {
 	contested map[string]bool
 	// rungs counts the lengths of the winners' endpoint lists.
 	rungs rungs
+	// cidrs are the elements of service-cidrs (servicecidr.go).
+	cidrs []nft.Element
+	// noLocal adds up the units' builder.noLocal.
+	noLocal [2]int
 }
 
 type contest struct {
@@ -68,6 +70,7 @@ func New(snap *model.Snapshot, node model.Node, o Options) *Tables {
 	}
 	for i, f := range nft.Families {
 		c.fams[i] = newFamilyState(f, node)
+		c.fams[i].cidrs = serviceCIDRs(snap.ServiceCIDRs, f)
 	}
 	comp := &compiler{opts: o, node: c.node, slices: indexSlices(snap.Slices)}
 	for i := range snap.Services {
@@ -83,7 +86,7 @@ func New(snap *model.Snapshot, node model.Node, o Options) *Tables {
 	}
 	for _, fs := range c.fams {
 		for _, ct := range fs.contests {
-			ct.settle(c.order)
+			ct.settle(&c.order)
 			fs.rungs.add(ct.winner, 1)
 		}
 	}
@@ -97,17 +100,6 @@ func newFamilyState(f nft.Family, node model.Node) *familyState {
 		fs.nodeUses = fs.nodeUses || nft.FamilyOf(ip) == f
 	}
 	return fs
-}
-
-func orderOf(snap *model.Snapshot) map[string]int {
-	order := make(map[string]int, len(snap.Services))
-	for i := range snap.Services {
-		key := snap.Services[i].Key()
-		if _, dup := order[key]; !dup {
-			order[key] = i
-		}
-	}
-	return order
 }
 
 func (c *Tables) setUnit(key string, u *unit) {
@@ -132,6 +124,8 @@ func (fs *familyState) add(u *unit, fi int) {
 	if u.uses[fi] {
 		fs.services++
 	}
+	fs.noLocal[0] += u.families[fi].noLocal[0]
+	fs.noLocal[1] += u.families[fi].noLocal[1]
 	for i := range u.families[fi].claims {
 		cl := &u.families[fi].claims[i]
 		if cl.owner == "" {
@@ -167,6 +161,8 @@ func (fs *familyState) remove(u *unit, fi int) {
 	if u.uses[fi] {
 		fs.services--
 	}
+	fs.noLocal[0] -= u.families[fi].noLocal[0]
+	fs.noLocal[1] -= u.families[fi].noLocal[1]
 	for i := range u.families[fi].claims {
 		cl := &u.families[fi].claims[i]
 		if cl.owner == "" {
@@ -191,11 +187,11 @@ func (fs *familyState) removeShared(cl *claim) {
 }
 
 // settle gives the key to the claimant that comes first in the snapshot.
-func (ct *contest) settle(order map[string]int) {
+func (ct *contest) settle(order *order) {
 	ct.winner = nil
 	best := math.MaxInt
 	for _, cl := range ct.claims {
-		pos, ok := order[cl.owner]
+		pos, ok := order.of(cl.owner)
 		if !ok {
 			pos = math.MaxInt - 1 // gone from the snapshot but not reported changed
 		}
@@ -203,6 +199,26 @@ func (ct *contest) settle(order map[string]int) {
 			best, ct.winner = pos, cl
 		}
 	}
+}
+
+// FamilyStatus is what one family's table holds, for metrics.
+type FamilyStatus struct {
+	Family nft.Family
+	// NoLocalInternal and NoLocalExternal count the Service ports whose
+	// internalTrafficPolicy, or externalTrafficPolicy, is Local and that
+	// have endpoints, none of them on this node.
+	NoLocalInternal, NoLocalExternal int
+}
+
+// Status returns the status of each family that has a table.
+func (c *Tables) Status() []FamilyStatus {
+	var out []FamilyStatus
+	for _, fs := range c.fams {
+		if fs.used() {
+			out = append(out, FamilyStatus{Family: fs.family, NoLocalInternal: fs.noLocal[0], NoLocalExternal: fs.noLocal[1]})
+		}
+	}
+	return out
 }
 
 // Problems returns the objects, or fields, left out, sorted by object.
@@ -238,7 +254,7 @@ func (c *Tables) problemUnits() map[string]*unit {
 }
 
 func (c *Tables) position(key string) int {
-	if pos, ok := c.order[key]; ok {
+	if pos, ok := c.order.of(key); ok {
 		return pos
 	}
 	return math.MaxInt

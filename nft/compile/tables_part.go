@@ -86,7 +86,8 @@ func (c *Tables) element(fi int, set string, key []nft.Value, lists map[*claim][
 // keys, matched by their text: the kernel hands every address part of an
 // interval element back as a prefix, where the compiler writes a single
 // address as an address (the load-balancer IP of firewall-allow). Such a
-// set holds a handful of elements; finding them walks the claims once.
+// set holds a handful of elements; finding them walks the claims once, or
+// the ServiceCIDRs' prefixes for service-cidrs.
 func (fs *familyState) intervalElements(s *nft.Set, keys [][]nft.Value) {
 	asked := make(map[string]bool, len(keys))
 	for _, k := range keys {
@@ -96,6 +97,14 @@ func (fs *familyState) intervalElements(s *nft.Set, keys [][]nft.Value) {
 		if e := cl.element(); cl.set == s.Name && asked[s.KeyText(e.Key)] {
 			s.Elements = append(s.Elements, e)
 		}
+	}
+	if s.Name == setServiceCIDRs {
+		for _, e := range fs.cidrs {
+			if asked[s.KeyText(e.Key)] {
+				s.Elements = append(s.Elements, e)
+			}
+		}
+		return
 	}
 	for _, se := range fs.shared {
 		if se.count > 0 {

@@ -17,7 +17,7 @@ import (
 // TestPartAgreesWithTable: for every element and chain of the whole
 // desired table, Part finds exactly it; for keys and names the table
 // lacks, Part finds nothing. Clusters with colliding claims (the random
-// generator, after updates) and the benchmark's mix.
+// generator, after updates) and the benchmark's mix, with ServiceCIDRs.
 func TestPartAgreesWithTable(t *testing.T) {
 	for seed := range uint64(3) {
 		t.Run(fmt.Sprintf("random seed %d", seed), func(t *testing.T) {
@@ -34,6 +34,8 @@ func TestPartAgreesWithTable(t *testing.T) {
 	}
 	t.Run("mix", func(t *testing.T) {
 		snap := synth.Cluster(synth.Spec{Services: 300, Endpoints: 4, Mixed: true})
+		snap.ServiceCIDRs = []model.ServiceCIDR{{Name: "kubernetes", CIDRs: []netip.Prefix{
+			netip.MustParsePrefix("10.96.0.0/12"), netip.MustParsePrefix("fd00:10:96::/108")}}}
 		checkParts(t, compile.New(snap, testNode, compile.DefaultOptions()))
 	})
 }

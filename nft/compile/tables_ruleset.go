@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/nftproxy/nftproxy/nft"
@@ -32,24 +33,43 @@ func (c *Tables) table(fi int) *nft.Table {
 // assemble is table without sorting the elements.
 func (c *Tables) assemble(fi int) *nft.Table {
 	fs := c.fams[fi]
-	t := skeleton(fs.family, c.opts)
-	for _, ip := range c.opts.nodePortIPs(c.node, fs.family) {
-		addUnique(t.Set(setNodePortIPs), nft.Element{Key: []nft.Value{{Addr: ip}}})
-	}
+	t := c.frame(fi)
 	byName := make(map[string]*nft.Set, len(t.Sets))
 	for _, s := range t.Sets {
 		byName[s.Name] = s
 	}
+	add := func(set string, e nft.Element) error {
+		byName[set].Elements = append(byName[set].Elements, e)
+		return nil
+	}
 	for _, se := range fs.shared {
 		if se.count > 0 {
-			byName[se.claim.set].Elements = append(byName[se.claim.set].Elements, se.claim.element())
+			_ = add(se.claim.set, se.claim.element())
 		}
 	}
 	for _, ct := range fs.contests {
 		if w := ct.winner; w != nil {
-			w.addTo(t)
+			_ = w.elements(add)
 		}
 	}
+	for _, s := range t.Sets {
+		s.SortElements()
+	}
+	return t
+}
+
+// frame is family fi's table without the elements Services claim: the
+// fixed skeleton, the node's addresses, the ServiceCIDRs, the pick chains
+// and every unit's chains.
+func (c *Tables) frame(fi int) *nft.Table {
+	fs := c.fams[fi]
+	t := skeleton(fs.family, c.opts)
+	for _, ip := range c.opts.nodePortIPs(c.node, fs.family) {
+		addUnique(t.Set(setNodePortIPs), nft.Element{Key: []nft.Value{{Addr: ip}}})
+	}
+	t.Set(setNodePortIPs).SortElements()
+	t.Set(setServiceCIDRs).Elements = slices.Clone(fs.cidrs)
+	t.Set(setServiceCIDRs).SortElements()
 	for m := range listMaps {
 		t.Chains = append(t.Chains, fs.rungs.pickChain(m))
 	}

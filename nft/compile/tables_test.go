@@ -63,6 +63,9 @@ func checkUpdates(t *testing.T, g *generator, node model.Node, steps int) {
 		if diff := cmp.Diff(wantProblems, c.Problems()); diff != "" {
 			t.Fatalf("step %d: problems (-fresh +incremental):\n%s", step, diff)
 		}
+		if diff := cmp.Diff(compile.New(g.snap, node, o).Status(), c.Status()); diff != "" {
+			t.Fatalf("step %d: status (-fresh +incremental):\n%s", step, diff)
+		}
 	}
 }
 
@@ -163,6 +166,9 @@ func (g *generator) setSlices(svc model.Service) {
 // touch.
 func (g *generator) mutate() map[string]bool {
 	changed := map[string]bool{}
+	if g.r.IntN(6) == 0 {
+		g.setServiceCIDRs()
+	}
 	for range 1 + g.r.IntN(3) {
 		if len(g.snap.Services) == 0 {
 			changed[g.addService()] = true
@@ -185,6 +191,23 @@ func (g *generator) mutate() map[string]bool {
 		}
 	}
 	return changed
+}
+
+// cidrPool holds ServiceCIDR ranges that nest (10.96.0.0/12 holds the
+// /16s), touch (10.96 and 10.97) or stand apart, in both families.
+var cidrPool = []string{"10.96.0.0/16", "10.97.0.0/16", "10.96.0.0/12", "192.168.0.0/24", "fd00:96::/108", "fd00:96::/64", "fd00:97::/112"}
+
+// setServiceCIDRs replaces the ServiceCIDRs by up to four from the pool,
+// one or two prefixes each, in random order: the changes of no Service.
+func (g *generator) setServiceCIDRs() {
+	g.snap.ServiceCIDRs = nil
+	for i := range g.r.IntN(5) {
+		sc := model.ServiceCIDR{Name: fmt.Sprintf("cidr-%d", i)}
+		for range 1 + g.r.IntN(2) {
+			sc.CIDRs = append(sc.CIDRs, netip.MustParsePrefix(cidrPool[g.r.IntN(len(cidrPool))]))
+		}
+		g.snap.ServiceCIDRs = append(g.snap.ServiceCIDRs, sc)
+	}
 }
 
 // TestCompiledUpdateOneEndpoint: a change of one Service's endpoints, an

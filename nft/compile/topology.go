@@ -115,7 +115,16 @@ func availableFor(c candidate, mode, node, zone string) bool {
 }
 
 func filter(eps []candidate, keep func(candidate) bool) []endpoint {
-	var out []endpoint
+	n := 0
+	for _, c := range eps {
+		if keep(c) {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]endpoint, 0, n)
 	for _, c := range eps {
 		if keep(c) {
 			out = append(out, c.endpoint)

@@ -233,25 +233,27 @@ func mutations(e expr.Any) []mutation {
 	return out
 }
 
-// TestElementRoundTrip adds elements of every key and data type through
-// google/nftables' marshalling and decodes the messages as a dump of the
-// set's elements is decoded.
-func TestElementRoundTrip(t *testing.T) {
+// elementCase is an element of each key and data type we program.
+type elementCase struct {
+	name string
+	f    nft.Family
+	set  nft.Set
+	elem nft.Element
+}
+
+func elementCases() []elementCase {
 	a4, a6 := netip.MustParseAddr("10.96.0.10"), netip.MustParseAddr("fd00:96::10")
 	p4, p6 := netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("2001:db8::/56")
 	tcp, port := nft.Value{Num: uint32(nft.ProtoTCP)}, nft.Value{Num: 443}
 	goTo := nft.GotoChain("service-ns/web/tcp/https")
-	tests := []struct {
-		name string
-		f    nft.Family
-		set  nft.Set
-		elem nft.Element
-	}{
+	tests := []elementCase{
 		{"ipv4 address", nft.IPv4, nft.Set{Key: []nft.DataType{nft.TypeIPv4Addr}}, nft.Element{Key: []nft.Value{{Addr: a4}}}},
 		{"ipv6 pair", nft.IPv6, nft.Set{Key: []nft.DataType{nft.TypeIPv6Addr, nft.TypeIPv6Addr}},
 			nft.Element{Key: []nft.Value{{Addr: a6}, {Addr: a6}}}},
 		{"service verdict map", nft.IPv4, nft.Set{Map: true, Key: []nft.DataType{nft.TypeIPv4Addr, nft.TypeInetProto, nft.TypeInetService}},
 			nft.Element{Key: []nft.Value{{Addr: a4}, tcp, port}, Verdict: goTo}},
+		{"service verdict map, comment", nft.IPv4, nft.Set{Map: true, Key: []nft.DataType{nft.TypeIPv4Addr, nft.TypeInetProto, nft.TypeInetService}},
+			nft.Element{Key: []nft.Value{{Addr: a4}, tcp, port}, Verdict: goTo, Comment: "ns/web:https"}},
 		{"nodeport verdict map, drop", nft.IPv6, nft.Set{Map: true, Key: []nft.DataType{nft.TypeInetProto, nft.TypeInetService}},
 			nft.Element{Key: []nft.Value{tcp, {Num: 30080}}, Verdict: nft.Verdict{Kind: nft.Drop}}},
 		{"data map", nft.IPv6, nft.Set{Map: true, Key: []nft.DataType{nft.TypeIPv6Addr, nft.TypeInetProto, nft.TypeInetService},
@@ -269,14 +271,24 @@ func TestElementRoundTrip(t *testing.T) {
 		{"ipv6 interval, prefix", nft.IPv6, nft.Set{Interval: true, Key: []nft.DataType{nft.TypeIPv6Addr, nft.TypeInetProto, nft.TypeInetService, nft.TypeIPv6Addr}},
 			nft.Element{Key: []nft.Value{{Addr: a6}, tcp, port, {Prefix: p6}}}},
 	}
-	for _, tc := range tests {
+	for i := range tests {
+		tests[i].set.Name = "s"
+	}
+	return tests
+}
+
+// TestElementRoundTrip writes elements of every key and data type as we
+// send them and decodes the messages as a dump of the set's elements is
+// decoded.
+func TestElementRoundTrip(t *testing.T) {
+	for _, tc := range elementCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.set.Name = "s"
-			msgs := marshal(t, func(c *nftables.Conn) error {
-				return c.SetAddElements(newSet(tableOf(tc.f), &tc.set), encodeElements(&tc.set, []nft.Element{tc.elem}))
-			})
+			var w batchWriter
+			w.elements(newSetElemType, tc.f, &tc.set, []nft.Element{tc.elem})
+			bufs, _ := w.seal(0, 1)
+			msgs := parseBatch(t, bytes.Join(bufs, nil))
 			var got []nft.Element
-			for _, m := range msgs {
+			for _, m := range msgs[1 : len(msgs)-1] {
 				elems, err := appendElements(nil, m.Data)
 				if err != nil {
 					t.Fatal(err)

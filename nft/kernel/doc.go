@@ -36,8 +36,9 @@
 // transaction into nft.Commits: the changes to our tables, elements decoded
 // against the sets' definitions as the kernel holds them, and the
 // generation. Transactions from our batch socket are skipped by port ID;
-// around a large one of ours Apply leaves the group, so that the kernel
-// does not build an announcement per element, and reports a loss if the
+// around a large one of ours (and around every stream, a first sync)
+// Apply or ApplyStream leaves the group, so that the kernel does not build
+// an announcement per element, and reports a loss if the
 // generation shows somebody else committed meanwhile. An overflow of the
 // receive buffer (ENOBUFS) is reported as a loss too.
 package kernel

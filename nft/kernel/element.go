@@ -14,16 +14,21 @@ import (
 	"github.com/nftproxy/nftproxy/nft"
 )
 
-// Set and map elements: encodeElements writes them for google/nftables'
-// element operations; decodeElement reads what readElements dumps. Every
-// key part fills whole 32-bit words in a concatenation, as the kernel's set
-// code expects.
+// Set and map elements: element_msg.go writes them into the batch, but for
+// range sets, which google/nftables writes from encodeElements; encodeKey
+// serves requests of one element; decodeElement reads what readElements
+// dumps. Every key part fills whole 32-bit words in a concatenation, as the
+// kernel's set code expects.
 
-// encodeElements returns elems as elements of s.
+// encodeElements returns elems as google/nftables' elements of s.
 func encodeElements(s *nft.Set, elems []nft.Element) []nftables.SetElement {
+	if isRangeSet(s) {
+		return encodeRanges(elems)
+	}
 	out := make([]nftables.SetElement, len(elems))
 	for i, e := range elems {
 		out[i].Key = encodeKey(s.Key, e.Key)
+		out[i].Comment = e.Comment // google/nftables writes it as NFTA_SET_ELEM_USERDATA, as nft does
 		if s.Interval {
 			out[i].KeyEnd = encodeKeyEnd(s.Key, e.Key)
 		}
@@ -107,7 +112,7 @@ var keySizes = map[nft.DataType]int{nft.TypeIPv4Addr: 4, nft.TypeIPv6Addr: 16, n
 // decodeElement reverses encodeKey. A key of a type we do not use decodes
 // to zero values, which will not match any desired element.
 func decodeElement(s *nft.Set, e nftables.SetElement) nft.Element {
-	var out nft.Element
+	out := nft.Element{Comment: e.Comment}
 	b := e.Key
 	for _, t := range s.Key {
 		size := keySizes[t]

@@ -9,9 +9,6 @@ import (
 	"github.com/nftproxy/nftproxy/nft"
 )
 
-// Batching elements: google/nftables splits element lists into messages
-// under the 64 KiB attribute limit, so whole lists are passed at once.
-
 func tableOf(f nft.Family) *nftables.Table {
 	fam := nftables.TableFamilyIPv4
 	if f == nft.IPv6 {
@@ -20,19 +17,20 @@ func tableOf(f nft.Family) *nftables.Table {
 	return &nftables.Table{Name: nft.TableName, Family: fam}
 }
 
-// enqueue buffers every operation of a plan on the connection. Long runs of
-// rules are encoded in parallel (enqueue_rules.go).
-func (k *Kernel) enqueue(ops []nft.Op) error {
+// enqueue buffers operations of a plan, the first of them at position
+// first in the plan, on the connection. Long runs of rules are encoded in
+// parallel (enqueue_rules.go).
+func (k *Kernel) enqueue(ops []nft.Op, first int) error {
 	for i := 0; i < len(ops); i++ {
 		if n := ruleRun(ops[i:]); n >= parallelRules {
-			if err := k.addRules(ops[i:i+n], i); err != nil {
+			if err := k.addRules(ops[i:i+n], first+i); err != nil {
 				return err
 			}
 			i += n - 1
 			continue
 		}
 		if err := k.enqueueOp(ops[i]); err != nil {
-			return &nft.OpError{Index: i, Op: ops[i], Err: err}
+			return &nft.OpError{Index: first + i, Op: ops[i], Err: err}
 		}
 	}
 	return nil
@@ -58,12 +56,29 @@ func (k *Kernel) enqueueOp(op nft.Op) error {
 	case nft.AddRule:
 		return k.addRule(op)
 	case nft.AddElements:
-		return k.batch.SetAddElements(newSet(t, op.Set), encodeElements(op.Set, op.Elements))
+		return k.addElements(newSetElemType, op)
 	case nft.DeleteElements:
-		return k.batch.SetDeleteElements(newSet(t, op.Set), encodeElements(op.Set, op.Elements))
+		return k.addElements(delSetElemType, op)
 	default:
 		return fmt.Errorf("unknown operation %v", op.Kind)
 	}
+	return nil
+}
+
+// addElements writes an element operation into the batch (element_msg.go),
+// but for a range set's, which google/nftables marshals.
+func (k *Kernel) addElements(typ uint16, op nft.Op) error {
+	if isRangeSet(op.Set) {
+		set, elems := newSet(tableOf(op.Family), op.Set), encodeElements(op.Set, op.Elements)
+		if typ == delSetElemType {
+			return k.batch.SetDeleteElements(set, elems)
+		}
+		return k.batch.SetAddElements(set, elems)
+	}
+	if err := k.drain(); err != nil { // what google/nftables holds goes first: plan order
+		return err
+	}
+	k.out.elements(typ, op.Family, op.Set, op.Elements)
 	return nil
 }
 
@@ -81,7 +96,7 @@ const poisonName = "nftproxy-probe-never-exists"
 // prefixFails reports whether ops fail before the poison operation at their
 // end. Either way the batch aborts and nothing is committed.
 func (k *Kernel) prefixFails(ops []nft.Op) (bool, error) {
-	if err := k.enqueue(ops); err != nil {
+	if err := k.enqueue(ops, 0); err != nil {
 		k.discard()
 		return true, nil
 	}

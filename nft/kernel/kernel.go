@@ -42,9 +42,10 @@ type Kernel struct {
 }
 
 var (
-	_ nft.Applier  = (*Kernel)(nil)
-	_ nft.Reader   = (*Kernel)(nil)
-	_ nft.Notifier = (*Kernel)(nil)
+	_ nft.Applier       = (*Kernel)(nil)
+	_ nft.StreamApplier = (*Kernel)(nil)
+	_ nft.Reader        = (*Kernel)(nil)
+	_ nft.Notifier      = (*Kernel)(nil)
 )
 
 // Open connects to nftables in the network namespace nsFD refers to, or in
@@ -156,17 +157,58 @@ func (k *Kernel) Cleanup() error {
 }
 
 func (k *Kernel) applyOnce(p *nft.Plan) error {
-	if err := k.enqueue(p.Ops); err != nil {
+	if err := k.enqueue(p.Ops, 0); err != nil {
 		k.discard()
 		return err
 	}
 	_, _, err := k.flushBatch(p.Gen)
+	return k.outcome(p.Gen, err)
+}
+
+// ApplyStream commits s as one transaction, as Apply commits a plan. Each
+// operation is encoded into the batch as s emits it, so the stream's
+// operations, and their elements, are never all held at once.
+func (k *Kernel) ApplyStream(s *nft.Stream) (int, error) {
+	// A stream replaces our tables whole: far above muteAbove.
+	muted := k.leaveGroup()
+	var n int
+	var err error
+	for range 3 {
+		// EAGAIN asks for the batch again; s emits the same operations.
+		if n, err = k.applyStreamOnce(s); !errors.Is(err, unix.EAGAIN) {
+			break
+		}
+	}
+	k.unmute(muted, s.Gen, err == nil)
+	return n, err
+}
+
+func (k *Kernel) applyStreamOnce(s *nft.Stream) (int, error) {
+	n := 0
+	err := s.Each(func(ops []nft.Op) error {
+		if err := k.enqueue(ops, n); err != nil {
+			return err
+		}
+		n += len(ops)
+		return nil
+	})
+	if err != nil {
+		k.discard()
+		return n, err
+	}
+	_, _, err = k.flushBatch(s.Gen)
+	return n, k.outcome(s.Gen, err)
+}
+
+// outcome turns what sending a batch sealed with gen returned into Apply's
+// error.
+func (k *Kernel) outcome(gen uint32, err error) error {
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, unix.ERESTART):
-		return &nft.ConflictError{Gen: p.Gen, Err: err}
-	case errors.Is(err, unix.ENOBUFS) && k.committed(p.Gen):
+		return &nft.ConflictError{Gen: gen, Err: err}
+	case errors.Is(err, unix.ENOBUFS) && k.committed(gen):
 		// The batch committed; only the kernel's replies overflowed.
 		return nil
 	case errors.Is(err, unix.EAGAIN):

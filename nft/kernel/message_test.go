@@ -164,3 +164,23 @@ func encodeRule(f nft.Family, r nft.Rule) ([]expr.Any, []byte, error) {
 	}
 	return out, ud, nil
 }
+
+// A batch after a reset reuses the first chunk of the one before, and
+// holds only its own messages.
+func TestBatchAfterResetReusesItsChunk(t *testing.T) {
+	var w batchWriter
+	w.message(unix.NFNL_SUBSYS_NFTABLES<<8|unix.NFT_MSG_NEWTABLE, unix.NLM_F_REQUEST, []byte{2, 0, 0, 0, 1})
+	w.message(unix.NFNL_SUBSYS_NFTABLES<<8|unix.NFT_MSG_NEWCHAIN, unix.NLM_F_REQUEST, make([]byte, 40))
+	first, _ := w.seal(0, 1)
+	chunk := &first[1][0]
+	w.reset()
+	w.message(unix.NFNL_SUBSYS_NFTABLES<<8|unix.NFT_MSG_DELTABLE, unix.NLM_F_REQUEST, []byte{2, 0, 0, 0})
+	bufs, _ := w.seal(0, 10)
+	if &bufs[1][0] != chunk {
+		t.Error("the second batch did not reuse the first one's chunk")
+	}
+	msgs := parseBatch(t, bytes.Join(bufs, nil))
+	if len(msgs) != 3 || msgs[1].Header.Type != unix.NFNL_SUBSYS_NFTABLES<<8|unix.NFT_MSG_DELTABLE {
+		t.Errorf("second batch holds %d messages, want begin, its one delete, end", len(msgs))
+	}
+}

@@ -271,8 +271,17 @@ func announcements(p *nft.Plan) int {
 // mute leaves the group before a large transaction of ours, when
 // subscribed; unmute must follow.
 func (k *Kernel) mute(p *nft.Plan) *subscription {
+	if announcements(p) <= muteAbove {
+		return nil
+	}
+	return k.leaveGroup()
+}
+
+// leaveGroup leaves the group before a transaction of ours, when
+// subscribed, and returns the subscription for unmute.
+func (k *Kernel) leaveGroup() *subscription {
 	s := k.subscription()
-	if s == nil || announcements(p) <= muteAbove {
+	if s == nil {
 		return nil
 	}
 	if err := s.conn.LeaveGroup(unix.NFNLGRP_NFTABLES); err != nil {

@@ -106,11 +106,14 @@ func announcedAttrs(b []byte, typ int) announced {
 
 // elementChanges decodes the elements of one element message against the
 // definition of their set; an element of a set we cannot find is reported
-// undecoded (nil), and those of a rule's anonymous set not at all.
+// undecoded (nil), and those of a rule's anonymous set not at all. So is
+// one of a range set (service-cidrs): the kernel announces a range's start
+// and its end as elements of their own, one message each, and neither
+// alone is the prefix the mirror holds (element_range.go).
 func (s *subscription) elementChanges(f nft.Family, kind nft.ChangeKind, set string, data []byte) []nft.Change {
 	elems, err := appendElements(nil, data)
 	def := s.defs.get(f, set)
-	if err != nil {
+	if err != nil || (def != nil && isRangeSet(def)) {
 		return []nft.Change{{Kind: kind, Family: f, Name: set}}
 	}
 	out := make([]nft.Change, 0, len(elems))

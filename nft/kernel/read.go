@@ -57,10 +57,7 @@ func (k *Kernel) readSets(t *nft.Table, kt *nftables.Table) error {
 			t.Sets = append(t.Sets, s)
 			continue
 		}
-		err := k.readElements(ks, func(e nftables.SetElement) {
-			s.Elements = append(s.Elements, decodeElement(s, e))
-		})
-		if err != nil {
+		if err := k.readSetElements(s, ks); err != nil {
 			return fmt.Errorf("list elements of %s: %w", ks.Name, err)
 		}
 		s.SortElements()
@@ -90,4 +87,24 @@ func (k *Kernel) readChains(t *nft.Table, kt *nftables.Table) error {
 		t.Chains = append(t.Chains, &nft.Chain{Name: kc.Name, Base: decodeBase(kc), Rules: rules[kc.Name]})
 	}
 	return nil
+}
+
+// readSetElements reads the elements of set ks into s. A range set's
+// elements come back as starts and ends, paired once all are read; a range
+// that is no prefix marks the set's key so that it differs from ours and
+// the next sync replaces the table (a patch could not delete that range).
+func (k *Kernel) readSetElements(s *nft.Set, ks *nftables.Set) error {
+	if !isRangeSet(s) {
+		return k.readElements(ks, func(e nftables.SetElement) {
+			s.Elements = append(s.Elements, decodeElement(s, e))
+		})
+	}
+	var raw []nftables.SetElement
+	err := k.readElements(ks, func(e nftables.SetElement) { raw = append(raw, e) })
+	elems, ok := decodeRanges(raw)
+	s.Elements = elems
+	if !ok {
+		s.Key = append(s.Key, "range that is not a prefix")
+	}
+	return err
 }

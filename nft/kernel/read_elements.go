@@ -2,8 +2,10 @@ package kernel
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/google/nftables"
+	"github.com/google/nftables/userdata"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -78,6 +80,10 @@ func parseElement(b []byte) (nftables.SetElement, error) {
 			e.Val, err = innerData(ad.Bytes())
 		case unix.NFTA_SET_ELEM_FLAGS:
 			e.IntervalEnd = ad.Uint32()&unix.NFT_SET_ELEM_INTERVAL_END != 0
+		case unix.NFTA_SET_ELEM_EXPIRATION: // milliseconds left, of a dynamic set's element
+			e.Expires = time.Duration(ad.Uint64()) * time.Millisecond
+		case unix.NFTA_SET_ELEM_USERDATA:
+			e.Comment, _ = userdata.GetString(ad.Bytes(), userdata.NFTNL_UDATA_SET_ELEM_COMMENT)
 		}
 		if err != nil {
 			return e, err

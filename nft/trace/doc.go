@@ -31,4 +31,10 @@
 // base chain of the hook, as in the kernel. dnat and masquerade accept. drop
 // and reject end the trace. Chains may nest at most 16 deep, the kernel's
 // limit, which also bounds loops.
+//
+// # Steps
+//
+// With Options.Steps every outcome also carries the rules that matched on
+// its way (Step: hook, chain, rule, and the set element its lookup found),
+// which is what `nftproxy trace` explains to people.
 package trace

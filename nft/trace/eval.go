@@ -36,16 +36,18 @@ type walker struct {
 	natDone [2]bool // per manip
 	chains  []string
 	end     end
-	// found is the element the last lookup found, for the statement that
-	// made it.
-	found nft.Element
+	// found is the element the last lookup of the current rule found, in
+	// the set called foundSet.
+	found    nft.Element
+	foundSet string
+	steps    []Step // when Options.Steps
 }
 
 // fork splits off a copy of w that is taken with probability q; w keeps the
 // rest of its probability.
 func (w *walker) fork(q *big.Rat) *walker {
 	c := *w
-	c.chains = slices.Clone(w.chains)
+	c.chains, c.steps = slices.Clone(w.chains), slices.Clone(w.steps)
 	c.prob = new(big.Rat).Mul(w.prob, q)
 	w.prob = new(big.Rat).Sub(w.prob, c.prob)
 	return &c
@@ -54,7 +56,7 @@ func (w *walker) fork(q *big.Rat) *walker {
 // copyWith returns a copy of w with probability p; w is unchanged.
 func (w *walker) copyWith(p *big.Rat) *walker {
 	c := *w
-	c.chains = slices.Clone(w.chains)
+	c.chains, c.steps = slices.Clone(w.chains), slices.Clone(w.steps)
 	c.prob = p
 	return &c
 }
@@ -65,6 +67,7 @@ type tracer struct {
 	saddr     netip.Addr
 	proto     uint8
 	baseChain *nft.Base // the base chain being evaluated, for statement validation
+	hookName  string    // the hook being evaluated, for steps
 	opts      Options
 	indexes   map[*nft.Set]map[string]int // see index
 }
@@ -100,6 +103,7 @@ func (t *tracer) chain(c *nft.Chain, w *walker, depth int) ([]*walker, error) {
 	for i := range c.Rules {
 		var cont []*walker
 		for _, lw := range live {
+			lw.saw("", nft.Element{})
 			outs, err := t.stmts(loc{c.Name, i}, c.Rules[i].Stmts, lw, depth)
 			if err != nil {
 				return nil, err
@@ -136,6 +140,7 @@ func (t *tracer) stmts(at loc, stmts []nft.Stmt, w *walker, depth int) ([]*walke
 			return outs, err
 		}
 	}
+	t.step(at, w)
 	w.end = next
 	return []*walker{w}, nil
 }
@@ -200,6 +205,7 @@ func (t *tracer) stmt(at loc, s nft.Stmt, w *walker, depth int) (outs []*walker,
 		outs, err = t.vmap(at, s, w, depth)
 		return outs, true, err
 	case nft.Verdict:
+		t.step(at, w)
 		outs, err = t.verdict(at, s, w, depth)
 		return outs, true, err
 	case nft.MatchFibLocal:
@@ -234,6 +240,8 @@ func (t *tracer) vmap(at loc, m nft.Vmap, w *walker, depth int) ([]*walker, erro
 		w.end = next
 		return []*walker{w}, err
 	}
+	w.saw(m.Map, elem)
+	t.step(at, w)
 	return t.verdict(at, elem.Verdict, w, depth)
 }
 

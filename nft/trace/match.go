@@ -124,7 +124,7 @@ func (t *tracer) draw(s *nft.Set, key []nft.Value, n nft.Numgen, w *walker) (hit
 			w.end = next
 			return nil, []*walker{w}
 		}
-		w.found = e
+		w.saw(s.Name, e)
 		return []*walker{w}, nil
 	}
 	share := new(big.Rat).Mul(w.prob, big.NewRat(1, int64(n.Mod)))
@@ -137,7 +137,7 @@ func (t *tracer) draw(s *nft.Set, key []nft.Value, n nft.Numgen, w *walker) (hit
 			continue
 		}
 		h := w.copyWith(share)
-		h.found = e
+		h.saw(s.Name, e)
 		hit = append(hit, h)
 	}
 	if missed == 0 {
@@ -186,8 +186,10 @@ func (t *tracer) terminal(at loc, s nft.Stmt, w *walker) ([]*walker, error) {
 		if t.baseChain.Type != "nat" || t.baseChain.Hook != "postrouting" {
 			return nil, at.errorf("masquerade in a %s %s chain: only nat postrouting allows it", t.baseChain.Type, t.baseChain.Hook)
 		}
+		t.step(at, w)
 		w.masq, w.natDone[manipSrc], w.end = true, true, accept
 	default:
+		t.step(at, w)
 		w.end = reject
 	}
 	return []*walker{w}, nil
@@ -214,6 +216,7 @@ func (t *tracer) dnatMap(at loc, d nft.DNATMap, w *walker) ([]*walker, error) {
 	}
 	hit, miss := t.draw(s, key, d.Num, w)
 	for _, h := range hit {
+		t.step(at, h)
 		h.daddr, h.dport = h.found.Data[0].Addr, uint16(h.found.Data[1].Num)
 		h.natDone[manipDst], h.end = true, accept
 	}
@@ -241,6 +244,7 @@ func (t *tracer) dnat(at loc, d nft.DNAT, w *walker) ([]*walker, error) {
 		w.end = next
 		return []*walker{w}, nil
 	}
+	t.step(at, w)
 	w.daddr, w.dport = d.Addr, d.Port
 	w.natDone[manipDst], w.end = true, accept
 	return []*walker{w}, nil

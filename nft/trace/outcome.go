@@ -45,6 +45,9 @@ type Outcome struct {
 	Mark uint32
 	// Chains are the chains entered, in order, across all hooks.
 	Chains []string
+	// Steps are the rules that matched, in order, across all hooks: only
+	// when Options.Steps asked for them.
+	Steps []Step
 }
 
 // Dest returns the destination after DNAT.
@@ -67,7 +70,7 @@ func outcomeOf(w *walker) Outcome {
 		v = Reject
 	}
 	return Outcome{Prob: w.prob, Verdict: v, Daddr: w.daddr, Dport: w.dport,
-		Masqueraded: w.masq, Local: w.local, Mark: w.mark, Chains: w.chains}
+		Masqueraded: w.masq, Local: w.local, Mark: w.mark, Chains: w.chains, Steps: w.steps}
 }
 
 // merge turns walkers into outcomes, adding up the probabilities of
@@ -90,7 +93,7 @@ func merge(ws []*walker) []Outcome {
 }
 
 func (o Outcome) identity() string {
-	return fmt.Sprintf("%d %s %t %t %d %q", o.Verdict, o.Dest(), o.Masqueraded, o.Local, o.Mark, o.Chains)
+	return fmt.Sprintf("%d %s %t %t %d %q %s", o.Verdict, o.Dest(), o.Masqueraded, o.Local, o.Mark, o.Chains, stepsText(o.Steps))
 }
 
 func compareOutcomes(a, b Outcome) int {

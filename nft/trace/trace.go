@@ -48,6 +48,9 @@ type Options struct {
 	// delivered to the node (input) rather than forwarded. Loopback
 	// addresses are always local.
 	LocalAddrs []netip.Addr
+	// Steps asks for each outcome's Steps. Outcomes then merge only when
+	// they came about by the same steps.
+	Steps bool
 }
 
 func (o Options) isLocal(a netip.Addr) bool {
@@ -136,6 +139,7 @@ func (t *tracer) hooks(ws []*walker, hooks ...string) (live, ended []*walker, er
 // hook runs the base chains attached to hook h, lowest priority first.
 func (t *tracer) hook(h string, ws []*walker) (live, ended []*walker, err error) {
 	m := manipOf(h)
+	t.hookName = h
 	for _, c := range baseChains(t.table, h) {
 		var next []*walker
 		for _, w := range ws {

@@ -36,6 +36,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nftproxy/nftproxy/config"
+	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/proxy/dataplane"
 	"github.com/nftproxy/nftproxy/proxy/events"
 	"github.com/nftproxy/nftproxy/proxy/healthz"
@@ -93,6 +94,10 @@ type Agent struct {
 	mu          sync.Mutex
 	node        model.Node
 	nodeChanged bool
+	// families are the ip_family labels of the tables the last sync
+	// programmed (both families before the first), for the metrics of
+	// what happens between syncs.
+	families []string
 }
 
 // New returns an Agent; nothing runs until Run.
@@ -104,11 +109,12 @@ func New(c Config) *Agent {
 		c.Recorder = &record.FakeRecorder{} // nil Events channel: drops them
 	}
 	a := &Agent{
-		cfg:     c,
-		clock:   c.Clock,
-		logger:  klog.Background().WithName("agent"),
-		tracker: tracker.New(c.Clock.Now()),
-		node:    model.Node{Name: c.NodeName},
+		cfg:      c,
+		clock:    c.Clock,
+		logger:   klog.Background().WithName("agent"),
+		tracker:  tracker.New(c.Clock.Now()),
+		node:     model.Node{Name: c.NodeName},
+		families: []string{metrics.IPv4, metrics.IPv6},
 	}
 	a.inf = newWatches(c.Client, c.NodeName)
 	a.events = events.New(c.Recorder, a.inf.uid)
@@ -196,6 +202,35 @@ func (a *Agent) queued() {
 		a.cfg.Health.QueuedUpdate()
 	}
 	if m := a.cfg.Metrics; m != nil {
-		m.LastQueued.Set(float64(a.clock.Now().UnixNano()) / 1e9)
+		a.mu.Lock()
+		fams := a.families
+		a.mu.Unlock()
+		for _, f := range fams {
+			m.LastQueued.WithLabelValues(f).Set(float64(a.clock.Now().UnixNano()) / 1e9)
+		}
 	}
+}
+
+// familiesOf returns the ip_family labels of the tables res programmed,
+// and remembers them; when res does not say (a sync that failed before
+// planning), those of the last sync that did.
+func (a *Agent) familiesOf(res dataplane.Result) []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(res.Families) == 0 {
+		return a.families
+	}
+	a.families = make([]string, len(res.Families))
+	for i, s := range res.Families {
+		a.families[i] = familyLabel(s.Family)
+	}
+	return a.families
+}
+
+// familyLabel is kube-proxy's ip_family value for table family f.
+func familyLabel(f nft.Family) string {
+	if f == nft.IPv6 {
+		return metrics.IPv6
+	}
+	return metrics.IPv4
 }

@@ -6,7 +6,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nftproxy/nftproxy/proxy/kube"
 	"github.com/nftproxy/nftproxy/proxy/model"
@@ -18,16 +19,11 @@ import (
 // setService records a Service; nil means deleted. An invalid Service gets
 // a Warning event and is left out, like a deleted one: its old rules go, and
 // every other Service is still programmed.
-func (a *Agent) setService(key string, svc *corev1.Service) {
+func (a *Agent) setService(key string, c *cached[model.Service]) {
 	var m *model.Service
-	if svc != nil {
-		var err error
-		if m, err = kube.ConvertService(svc); err != nil {
-			a.logger.V(2).Info("Service not programmed", "service", key, "err", err)
-			a.events.Invalid("Service", svc, err)
-		} else {
-			a.events.Forget("Service", svc.Namespace, svc.Name)
-		}
+	if c != nil {
+		m = c.model
+		a.reportConversion("Service", c.GetObjectMeta(), c.err)
 	} else {
 		a.forget("Service", key)
 	}
@@ -37,18 +33,12 @@ func (a *Agent) setService(key string, svc *corev1.Service) {
 }
 
 // setSlice records an EndpointSlice; nil means deleted.
-func (a *Agent) setSlice(key string, s *discoveryv1.EndpointSlice) {
+func (a *Agent) setSlice(key string, c *cached[model.EndpointSlice]) {
 	var m *model.EndpointSlice
 	var trigger time.Time
-	if s != nil {
-		var err error
-		if m, err = kube.ConvertSlice(s); err != nil {
-			a.logger.V(2).Info("EndpointSlice not programmed", "endpointSlice", key, "err", err)
-			a.events.Invalid("EndpointSlice", s, err)
-		} else {
-			a.events.Forget("EndpointSlice", s.Namespace, s.Name)
-		}
-		trigger = triggerTime(s)
+	if c != nil {
+		m, trigger = c.model, c.trigger
+		a.reportConversion("EndpointSlice", c.GetObjectMeta(), c.err)
 	} else {
 		a.forget("EndpointSlice", key)
 	}
@@ -57,20 +47,31 @@ func (a *Agent) setSlice(key string, s *discoveryv1.EndpointSlice) {
 	}
 }
 
-// triggerTime reads the EndpointSlice controller's
-// endpoints.kubernetes.io/last-change-trigger-time: when the change that
-// led to this version (a Pod or Service update) happened. Absent or
-// unparsable: zero.
-func triggerTime(s *discoveryv1.EndpointSlice) time.Time {
-	v, ok := s.Annotations[corev1.EndpointsLastChangeTriggerTime]
-	if !ok {
-		return time.Time{}
-	}
-	t, err := time.Parse(time.RFC3339Nano, v)
+// reportConversion reports a conversion error as a Warning event, or
+// forgets what was reported about obj when it converted.
+func (a *Agent) reportConversion(kind string, obj metav1.Object, err error) {
 	if err != nil {
-		return time.Time{}
+		a.logger.V(2).Info(kind+" not programmed", "object", obj.GetNamespace()+"/"+obj.GetName(), "err", err)
+		a.events.Invalid(kind, obj, err)
+		return
 	}
-	return t
+	a.events.Forget(kind, obj.GetNamespace(), obj.GetName())
+}
+
+// setServiceCIDR records a ServiceCIDR; nil means deleted. The API
+// server validates ServiceCIDRs, so one that does not convert is only
+// logged, and left out like a deleted one.
+func (a *Agent) setServiceCIDR(key string, sc *networkingv1.ServiceCIDR) {
+	var m *model.ServiceCIDR
+	if sc != nil {
+		var err error
+		if m, err = kube.ConvertServiceCIDR(sc); err != nil {
+			a.logger.Error(err, "ServiceCIDR not programmed", "serviceCIDR", key)
+		}
+	}
+	if a.tracker.SetServiceCIDR(key, m) {
+		a.changed(nil)
+	}
 }
 
 // setNode records this node's Node; nil means deleted. The node's IPs and

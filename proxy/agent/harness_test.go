@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -120,7 +121,7 @@ func (h *harness) start() {
 	if err := h.agent.start(ctx); err != nil {
 		h.t.Fatal(err)
 	}
-	for range 3 {
+	for range 4 { // Services, EndpointSlices, the Node, ServiceCIDRs
 		<-h.watching
 	}
 }
@@ -200,6 +201,10 @@ func node(edits ...func(*corev1.Node)) *corev1.Node {
 		e(n)
 	}
 	return n
+}
+
+func serviceCIDR(name string, cidrs ...string) *networkingv1.ServiceCIDR {
+	return &networkingv1.ServiceCIDR{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: networkingv1.ServiceCIDRSpec{CIDRs: cidrs}}
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -2,10 +2,14 @@ package agent
 
 import (
 	"runtime/debug"
+	"slices"
 	"time"
 
+	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/proxy"
 	"github.com/nftproxy/nftproxy/proxy/dataplane"
+	"github.com/nftproxy/nftproxy/proxy/metrics"
 	"github.com/nftproxy/nftproxy/proxy/model"
 	"github.com/nftproxy/nftproxy/proxy/tracker"
 )
@@ -27,7 +31,7 @@ func (a *Agent) sync() error {
 	a.events.Problems(res.Problems, covered(in, res))
 	elapsed := a.clock.Since(start)
 	if err != nil {
-		a.failed(change, nodeChanged, err, elapsed)
+		a.failed(res, change, nodeChanged, err, elapsed)
 		return err
 	}
 	a.succeeded(in, res, change, start, elapsed)
@@ -58,7 +62,7 @@ func (a *Agent) takeNode() (model.Node, bool) {
 }
 
 // failed puts the changes back for the next attempt, which is a full sync.
-func (a *Agent) failed(change tracker.Change, nodeChanged bool, err error, elapsed time.Duration) {
+func (a *Agent) failed(res dataplane.Result, change tracker.Change, nodeChanged bool, err error, elapsed time.Duration) {
 	a.tracker.Restore(change)
 	if nodeChanged {
 		a.mu.Lock()
@@ -68,7 +72,9 @@ func (a *Agent) failed(change tracker.Change, nodeChanged bool, err error, elaps
 	a.forceFull = true
 	a.setPending()
 	if m := a.cfg.Metrics; m != nil {
-		m.SyncFailures.Inc()
+		for _, f := range a.familiesOf(res) {
+			m.SyncFailures.WithLabelValues(f).Inc()
+		}
 	}
 	a.logger.Error(err, "Sync failed, will retry with a full sync", "elapsed", elapsed)
 }
@@ -93,6 +99,9 @@ func (a *Agent) succeeded(in dataplane.Input, res dataplane.Result, change track
 	for _, h := range a.cfg.Hooks {
 		h.AfterSync(a.prev, in.Snapshot, in.Node)
 	}
+	// The previous snapshot is read by nobody now: its arrays may become
+	// the next snapshot's (tracker.Release).
+	a.tracker.Release(a.prev)
 	a.prev = in.Snapshot
 	if res.Full {
 		// A full transaction leaves ~100 MB of garbage at 10,000 Services
@@ -102,21 +111,25 @@ func (a *Agent) succeeded(in dataplane.Input, res dataplane.Result, change track
 	}
 }
 
-// observe updates the metrics of a successful sync.
+// observe updates the metrics of a successful sync: the sync under each
+// family it programmed, each EndpointSlice change under its own.
 func (a *Agent) observe(res dataplane.Result, change tracker.Change, elapsed time.Duration) {
+	fams := a.familiesOf(res)
 	m := a.cfg.Metrics
 	if m == nil {
 		return
 	}
-	secs := elapsed.Seconds()
-	m.SyncDuration.Observe(secs)
+	secs, now := elapsed.Seconds(), a.clock.Now()
+	kind := m.SyncPartialDuration
 	if res.Full {
-		m.SyncFullDuration.Observe(secs)
-	} else {
-		m.SyncPartialDuration.Observe(secs)
+		kind = m.SyncFullDuration
 	}
-	now := a.clock.Now()
-	m.LastSync.Set(float64(now.UnixNano()) / 1e9)
+	for _, f := range fams {
+		m.SyncDuration.WithLabelValues(f).Observe(secs)
+		kind.WithLabelValues(f).Observe(secs)
+		m.LastSync.WithLabelValues(f).Set(float64(now.UnixNano()) / 1e9)
+	}
+	setNoLocal(m, res.Families)
 	if res.Ops > 0 {
 		m.TransactionOps.Observe(float64(res.Ops))
 		if res.Bytes > 0 {
@@ -130,7 +143,24 @@ func (a *Agent) observe(res dataplane.Result, change tracker.Change, elapsed tim
 		m.NotificationsLost.Inc()
 	}
 	for _, t := range change.Triggers {
-		m.NetworkProgramming.Observe(now.Sub(t).Seconds())
+		m.NetworkProgramming.WithLabelValues(string(t.Family)).Observe(now.Sub(t.Time).Seconds())
+	}
+}
+
+// setNoLocal publishes, for each family with a table, the Service ports
+// whose Local traffic policy has no endpoint here; a family without a
+// table has no such series.
+func setNoLocal(m *metrics.Metrics, status []compile.FamilyStatus) {
+	for _, f := range nft.Families {
+		label := familyLabel(f)
+		i := slices.IndexFunc(status, func(s compile.FamilyStatus) bool { return s.Family == f })
+		if i < 0 {
+			m.NoLocalEndpoints.DeleteLabelValues(metrics.PolicyInternal, label)
+			m.NoLocalEndpoints.DeleteLabelValues(metrics.PolicyExternal, label)
+			continue
+		}
+		m.NoLocalEndpoints.WithLabelValues(metrics.PolicyInternal, label).Set(float64(status[i].NoLocalInternal))
+		m.NoLocalEndpoints.WithLabelValues(metrics.PolicyExternal, label).Set(float64(status[i].NoLocalExternal))
 	}
 }
 

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/proxy/dataplane"
 	"github.com/nftproxy/nftproxy/proxy/model"
@@ -137,7 +139,7 @@ func TestFailureRetriesFull(t *testing.T) {
 	}
 	_, _ = h.client.CoreV1().Services("default").Create(t.Context(), service("api"), metav1.CreateOptions{})
 	h.pendingChanges(1)
-	h.dp.then(dataplane.Result{}, errRejected)
+	h.dp.then(dataplane.Result{Families: []compile.FamilyStatus{{Family: nft.IPv4}}}, errRejected)
 	if _, err := h.sync(); err == nil {
 		t.Fatal("sync succeeded, want the data plane's error")
 	}
@@ -151,8 +153,8 @@ func TestFailureRetriesFull(t *testing.T) {
 	if !in.Full || !in.Changed["default/api"] {
 		t.Errorf("after a failure: Full = %v, Changed = %v; want full, with default/api", in.Full, in.Changed)
 	}
-	if got := counter(t, h.metrics.SyncFailures); got != 1 {
-		t.Errorf("sync failures = %v, want 1", got)
+	if got := counter(t, h.metrics.SyncFailures.WithLabelValues("IPv4")); got != 1 {
+		t.Errorf("IPv4 sync failures = %v, want 1", got)
 	}
 	if got := gauge(t, h.metrics.ServiceChangesPending); got != 0 {
 		t.Errorf("service changes pending after success = %v, want 0", got)
@@ -206,11 +208,13 @@ func counter(t *testing.T, c prometheus.Counter) float64 {
 }
 
 // TestMetricsAfterSync: network programming latency from the slice's
-// last-change-trigger-time, transaction size, repairs, last sync time.
+// last-change-trigger-time, under the slice's family; sync durations and
+// times under each family the sync programmed; Service ports without a
+// local endpoint; transaction size, repairs.
 func TestMetricsAfterSync(t *testing.T) {
 	h := newHarness(t, node(), service("web"))
 	h.start()
-	if _, err := h.sync(); err != nil {
+	if _, err := h.sync(); err != nil { // full, both families (the fake says none)
 		t.Fatal(err)
 	}
 	sl := slice("web-1", "web", "10.0.1.1")
@@ -218,23 +222,32 @@ func TestMetricsAfterSync(t *testing.T) {
 	_, _ = h.client.DiscoveryV1().EndpointSlices("default").Create(t.Context(), sl, metav1.CreateOptions{})
 	h.pendingChanges(1)
 	h.clock.Step(3 * time.Second)
-	h.dp.then(dataplane.Result{Ops: 13, Bytes: 4000, Repaired: true}, nil)
+	h.dp.then(dataplane.Result{Ops: 13, Bytes: 4000, Repaired: true, Families: []compile.FamilyStatus{
+		{Family: nft.IPv4, NoLocalInternal: 2, NoLocalExternal: 1}}}, nil)
 	if _, err := h.sync(); err != nil {
 		t.Fatal(err)
 	}
 	m := h.metrics
+	v4, v6 := func(v *prometheus.HistogramVec) *dto.Histogram { return histogram(t, v.WithLabelValues("IPv4")) },
+		func(v *prometheus.HistogramVec) *dto.Histogram { return histogram(t, v.WithLabelValues("IPv6")) }
 	checks := []struct {
 		name      string
 		got, want float64
 	}{
-		{"network programming samples", float64(histogram(t, m.NetworkProgramming).GetSampleCount()), 1},
-		{"network programming seconds", histogram(t, m.NetworkProgramming).GetSampleSum(), 2},
-		{"partial syncs", float64(histogram(t, m.SyncPartialDuration).GetSampleCount()), 1},
-		{"full syncs", float64(histogram(t, m.SyncFullDuration).GetSampleCount()), 1},
+		{"network programming samples, IPv4", float64(v4(m.NetworkProgramming).GetSampleCount()), 1},
+		{"network programming seconds, IPv4", v4(m.NetworkProgramming).GetSampleSum(), 2},
+		{"network programming samples, IPv6", float64(v6(m.NetworkProgramming).GetSampleCount()), 0},
+		{"partial syncs, IPv4", float64(v4(m.SyncPartialDuration).GetSampleCount()), 1},
+		{"partial syncs, IPv6 (no table)", float64(v6(m.SyncPartialDuration).GetSampleCount()), 0},
+		{"full syncs, IPv6", float64(v6(m.SyncFullDuration).GetSampleCount()), 1},
+		{"syncs, IPv4", float64(v4(m.SyncDuration).GetSampleCount()), 2},
+		{"no local endpoints, internal", gauge(t, m.NoLocalEndpoints.WithLabelValues("internal", "IPv4")), 2},
+		{"no local endpoints, external", gauge(t, m.NoLocalEndpoints.WithLabelValues("external", "IPv4")), 1},
 		{"transaction ops", histogram(t, m.TransactionOps).GetSampleSum(), 1 + 13},
 		{"transaction bytes", histogram(t, m.TransactionBytes).GetSampleSum(), 4000},
 		{"repairs", counter(t, m.Repairs), 1},
-		{"last sync", gauge(t, m.LastSync), float64(t0.Add(3 * time.Second).Unix())},
+		{"last sync, IPv4", gauge(t, m.LastSync.WithLabelValues("IPv4")), float64(t0.Add(3 * time.Second).Unix())},
+		{"last sync, IPv6", gauge(t, m.LastSync.WithLabelValues("IPv6")), float64(t0.Unix())},
 		{"endpoint changes", counter(t, m.EndpointChangesTotal), 1},
 	}
 	for _, c := range checks {
@@ -244,10 +257,46 @@ func TestMetricsAfterSync(t *testing.T) {
 	}
 }
 
-func histogram(t *testing.T, h prometheus.Histogram) *dto.Histogram {
+// TestNetworkProgrammingOncePerChange: 20 updates of an EndpointSlice, each
+// with the EndpointSlice controller's last-change-trigger-time, are 20
+// observations of the network programming latency, whether they are synced
+// one by one or several at once, as kube-proxy records them.
+func TestNetworkProgrammingOncePerChange(t *testing.T) {
+	h := newHarness(t, node(), service("web"))
+	h.start()
+	if _, err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	for i := range 20 {
+		sl := slice("web-1", "web", fmt.Sprintf("10.0.1.%d", i+1))
+		sl.Annotations = map[string]string{corev1.EndpointsLastChangeTriggerTime: h.clock.Now().Format(time.RFC3339Nano)}
+		var err error
+		if i == 0 {
+			_, err = h.client.DiscoveryV1().EndpointSlices("default").Create(ctx, sl, metav1.CreateOptions{})
+		} else {
+			_, err = h.client.DiscoveryV1().EndpointSlices("default").Update(ctx, sl, metav1.UpdateOptions{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.eventually("the change recorded", func() bool { return counter(t, h.metrics.EndpointChangesTotal) == float64(i+1) })
+		h.clock.Step(time.Second)
+		if i%5 == 4 { // five changes per sync
+			if _, err := h.sync(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if got := histogram(t, h.metrics.NetworkProgramming.WithLabelValues("IPv4")).GetSampleCount(); got != 20 {
+		t.Errorf("20 changes: %d observations, want 20", got)
+	}
+}
+
+func histogram(t *testing.T, h prometheus.Observer) *dto.Histogram {
 	t.Helper()
 	var m dto.Metric
-	if err := h.Write(&m); err != nil {
+	if err := h.(prometheus.Metric).Write(&m); err != nil {
 		t.Fatal(err)
 	}
 	return m.GetHistogram()
@@ -278,7 +327,7 @@ func TestRepairsReported(t *testing.T) {
 	if got := counter(t, h.metrics.NotificationsLost); got != 2 {
 		t.Errorf("notifications lost = %v, want 2", got)
 	}
-	if got, want := gauge(t, h.metrics.LastQueued), float64(t0.Add(4*time.Second).Unix()); got != want {
+	if got, want := gauge(t, h.metrics.LastQueued.WithLabelValues("IPv4")), float64(t0.Add(4*time.Second).Unix()); got != want {
 		t.Errorf("last queued = %v, want %v: a failed repair, and only it, queues a sync", got, want)
 	}
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/nftproxy/nftproxy/proxy/model"
 )
 
 // ctnetlink message types (IPCTNL_MSG_CT_*), in the conntrack subsystem.
@@ -80,24 +82,43 @@ func (c *Conn) Delete(f Flow) error {
 	return nil
 }
 
-// DeleteMatching deletes every flow of family that one of targets matches
-// and returns how many it deleted.
+// DeleteMatching deletes every flow of either family that one of targets
+// matches and returns how many it deleted.
 func (c *Conn) DeleteMatching(targets []Target) (int, error) {
 	n := 0
-	for _, family := range []uint8{unix.AF_INET, unix.AF_INET6} {
-		flows, err := c.Flows(family)
+	for _, family := range families {
+		m, err := c.DeleteMatchingFamily(family.af, targets)
+		n += m
 		if err != nil {
 			return n, err
 		}
-		for _, f := range flows {
-			if !matchesAny(targets, f) {
-				continue
-			}
-			if err := c.Delete(f); err != nil {
-				return n, err
-			}
-			n++
+	}
+	return n, nil
+}
+
+// families are the address families flows are dumped by, with the
+// EndpointSlice address type that names each.
+var families = []struct {
+	af   uint8
+	name model.AddressType
+}{{unix.AF_INET, model.IPv4}, {unix.AF_INET6, model.IPv6}}
+
+// DeleteMatchingFamily deletes the flows of address family af (AF_INET or
+// AF_INET6) that one of targets matches and returns how many it deleted.
+func (c *Conn) DeleteMatchingFamily(af uint8, targets []Target) (int, error) {
+	flows, err := c.Flows(af)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, f := range flows {
+		if !matchesAny(targets, f) {
+			continue
 		}
+		if err := c.Delete(f); err != nil {
+			return n, err
+		}
+		n++
 	}
 	return n, nil
 }

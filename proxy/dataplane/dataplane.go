@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sync"
@@ -53,6 +54,9 @@ type Result struct {
 	// ReadBack: our tables were read back whole, as announcements of
 	// others' transactions were lost or are not followed (see Watch).
 	ReadBack bool
+	// Families are the families whose tables the sync programs, with what
+	// metrics report about them; also when the sync failed after planning.
+	Families []compile.FamilyStatus
 	// Replanned counts the plans the kernel refused because somebody else
 	// committed between our reading of the ruleset generation and our
 	// commit; each time the tables were read back and planned again.
@@ -138,7 +142,15 @@ func (d *Dataplane) sync(in Input) (Result, *nft.Plan, error) {
 	// mirror itself, so it is empty exactly when nothing was repaired;
 	// otherwise the mirror is compared with the kernel first, which costs a
 	// second pair of whole tables (memory and CPU) at 10,000 Services.
-	pending := in.Changed == nil || len(in.Changed) > 0 || in.Full || d.mustRecompile(in)
+	if s := d.stream(in); s != nil {
+		s.Gen = gen
+		res.Problems, res.Families = d.compiled.Problems(), d.compiled.Status()
+		// A refused stream replaced tables we did not know: replan sees
+		// a Full plan.
+		return res, &nft.Plan{Gen: gen, Full: true}, d.commitStream(&res, s)
+	}
+	pending := in.Changed == nil || len(in.Changed) > 0 || in.Full || d.mustRecompile(in) ||
+		d.compiled.ServiceCIDRsChanged(in.Snapshot)
 	if read != nil && pending {
 		res.Repaired = !nft.Diff(d.compiled.Ruleset(), read).Empty()
 	}
@@ -147,7 +159,7 @@ func (d *Dataplane) sync(in Input) (Result, *nft.Plan, error) {
 	if read != nil && !pending {
 		res.Repaired = !plan.Empty()
 	}
-	res.Problems = d.compiled.Problems()
+	res.Problems, res.Families = d.compiled.Problems(), d.compiled.Status()
 	return res, plan, d.commit(&res, plan, read != nil)
 }
 
@@ -181,7 +193,7 @@ func (d *Dataplane) settle(gen uint32, res *Result) (uint32, error) {
 // mirror's: whatever the other commit did to them is undone, nothing it
 // did elsewhere is touched, and our own change is in the plan again.
 func (d *Dataplane) replan(prev Result, refused *nft.Plan) (Result, *nft.Plan, error) {
-	res := Result{Repaired: prev.Repaired, Problems: prev.Problems, Replanned: prev.Replanned + 1}
+	res := Result{Repaired: prev.Repaired, Problems: prev.Problems, Families: prev.Families, Replanned: prev.Replanned + 1}
 	gen, err := d.k.Generation()
 	if err != nil {
 		return res, nil, fmt.Errorf("sync: %w", err)
@@ -217,6 +229,38 @@ func (d *Dataplane) commit(res *Result, plan *nft.Plan, fromRead bool) error {
 	return nil
 }
 
+// stream compiles in from scratch and returns the stream that replaces our
+// tables with it, when the kernel's state is unknown (the first Sync, or
+// one after a failure) and the kernel takes streams; nil otherwise. A
+// stream is encoded as it is made: the whole table's elements never exist
+// at once, which is most of a first sync's peak memory (nft.Stream).
+func (d *Dataplane) stream(in Input) *nft.Stream {
+	if _, ok := d.k.(nft.StreamApplier); !ok || d.known {
+		return nil
+	}
+	d.compiled = nil // the old state can go before the new is built
+	d.compiled = compile.New(in.Snapshot, in.Node, in.Options)
+	d.node, d.opts = in.Node, in.Options
+	return d.compiled.Stream()
+}
+
+// commitStream applies s and records it in res and in the mirror's state,
+// as commit does for a plan.
+func (d *Dataplane) commitStream(res *Result, s *nft.Stream) error {
+	n, err := d.k.(nft.StreamApplier).ApplyStream(s)
+	res.Full, res.Ops = true, n
+	if err != nil {
+		return fmt.Errorf("sync (%d ops): %w", n, err)
+	}
+	d.gen = nft.NextGeneration(s.Gen) // as apply does for a plan
+	res.Bytes = d.sentBytes()
+	// The stream replaced our tables whole: nothing of others' changes is
+	// left unrepaired.
+	d.lost, d.drift = false, drift{}
+	d.known = true
+	return nil
+}
+
 // sameOps reports whether two plans hold the same operations, in any
 // order.
 func sameOps(a, b *nft.Plan) bool {
@@ -243,10 +287,12 @@ func (d *Dataplane) plan(in Input, read nft.Ruleset) *nft.Plan {
 	}
 	changed := in.Changed
 	if changed == nil || in.Full {
-		// Every Service is recompiled, as a change may have been missed,
-		// but one at a time against the units we hold: only those that
-		// differ are updated (see compile.Tables.Stale).
-		changed = d.compiled.Stale(in.Snapshot)
+		// Every Service is looked at, as a change may have been missed,
+		// one at a time against the units we hold: only those that differ
+		// are updated (see compile.Tables.Stale), with those reported.
+		stale := d.compiled.Stale(in.Snapshot)
+		maps.Copy(stale, in.Changed)
+		changed = stale
 	}
 	p := d.compiled.Update(in.Snapshot, changed)
 	if read == nil {

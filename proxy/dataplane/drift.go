@@ -314,9 +314,11 @@ func sortedIDs(held map[string]*heldElement) []string {
 }
 
 // sameElement reports whether the kernel's element a is the mirror's b:
-// equal values, or the same text (how the differ compares them).
+// equal values and comment, or the same text (how the differ compares
+// them, comment included: an entry re-added without its comment is
+// repaired).
 func sameElement(s *nft.Set, a, b nft.Element) bool {
-	if slices.Equal(a.Key, b.Key) && a.Verdict == b.Verdict && slices.Equal(a.Data, b.Data) {
+	if slices.Equal(a.Key, b.Key) && a.Verdict == b.Verdict && slices.Equal(a.Data, b.Data) && a.Comment == b.Comment {
 		return true
 	}
 	return s.ElementText(a) == s.ElementText(b)

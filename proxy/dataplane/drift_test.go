@@ -19,9 +19,17 @@ import (
 // the whole table when a patch cannot tell (the table, a set or a base
 // chain changed, or an element of ours could not be read).
 func TestDriftPlan(t *testing.T) {
-	mirror := compile.New(synth.Plain(3, 2), testNode, compile.DefaultOptions())
+	snap := synth.Plain(3, 2)
+	snap.ServiceCIDRs = []model.ServiceCIDR{{Name: "kubernetes", CIDRs: []netip.Prefix{netip.MustParsePrefix("10.96.0.0/12")}}}
+	mirror := compile.New(snap, testNode, compile.DefaultOptions())
 	whole := mirror.Table(nft.IPv4)
 	svcIP := whole.Set("service-ips").Elements[0]
+	uncommented := svcIP
+	uncommented.Comment = ""
+	if svcIP.Comment == "" {
+		t.Fatalf("service-ips element %v has no comment", svcIP)
+	}
+	cidr := whole.Set("service-cidrs").Elements[0]
 	ep := whole.Set("endpoints").Elements[0]
 	other := nft.Element{Key: []nft.Value{{Addr: netip.MustParseAddr("10.99.0.1")}, {Num: 6}, {Num: 80}}, Verdict: svcIP.Verdict}
 	moved := svcIP
@@ -48,6 +56,11 @@ func TestDriftPlan(t *testing.T) {
 			[]string{"delete element ip kube-proxy service-ips { 1 elements }"}},
 		{"element replaced by another verdict", []nft.Change{elem(nft.ElementDeleted, "service-ips", svcIP), elem(nft.ElementAdded, "service-ips", moved)},
 			[]string{"delete element ip kube-proxy service-ips { 1 elements }", "add element ip kube-proxy service-ips { 1 elements }"}},
+		{"element added back without its comment", []nft.Change{elem(nft.ElementDeleted, "service-ips", svcIP), elem(nft.ElementAdded, "service-ips", uncommented)},
+			[]string{"delete element ip kube-proxy service-ips { 1 elements }", "add element ip kube-proxy service-ips { 1 elements }"}},
+		{"ServiceCIDR range deleted", []nft.Change{elem(nft.ElementDeleted, "service-cidrs", cidr)},
+			[]string{"add element ip kube-proxy service-cidrs { 1 elements }"}},
+		{"ServiceCIDR range bound deleted, as the kernel announces it", []nft.Change{ch(nft.ElementDeleted, "service-cidrs")}, []string{"full"}},
 		{"affinity memory flushed", []nft.Change{elem(nft.ElementDeleted, "affinity", nft.Element{Key: []nft.Value{{Addr: netip.MustParseAddr("10.0.0.1")}, {Num: 7}}})}, nil},
 		{"chain flushed", []nft.Change{ch(nft.RuleDeleted, "pick-endpoint")},
 			append([]string{"flush chain ip kube-proxy pick-endpoint"}, ruleLines(whole, "pick-endpoint")...)},

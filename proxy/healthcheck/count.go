@@ -16,7 +16,6 @@ type service struct {
 // need a server on node: externalTrafficPolicy Local with a
 // healthCheckNodePort. A port claimed twice goes to the first Service.
 func wanted(snap *model.Snapshot, node string) map[uint16]service {
-	local := localEndpoints(snap, node)
 	out := map[uint16]service{}
 	for i := range snap.Services {
 		svc := &snap.Services[i]
@@ -26,30 +25,40 @@ func wanted(snap *model.Snapshot, node string) map[uint16]service {
 		if _, taken := out[svc.HealthCheckNodePort]; taken {
 			continue
 		}
-		out[svc.HealthCheckNodePort] = service{svc.Namespace, svc.Name, local[svc.Key()]}
+		out[svc.HealthCheckNodePort] = service{svc.Namespace, svc.Name, 0}
 	}
+	countLocal(snap, node, out)
 	return out
 }
 
-// localEndpoints counts, by Service, the distinct ready endpoint addresses
-// on node, over all ports: kube-proxy's LocalReadyEndpoints.
-func localEndpoints(snap *model.Snapshot, node string) map[string]int {
-	seen := map[string]map[netip.Addr]bool{}
-	for _, s := range snap.Slices {
-		key := s.Namespace + "/" + s.Service
+// countLocal counts, for the Services of out, the distinct ready endpoint
+// addresses on node, over all ports: kube-proxy's LocalReadyEndpoints. It
+// runs after every sync, so only the slices of those Services are read,
+// found without building a key per slice: at 10,000 Services counting
+// every Service's endpoints was a tenth of the agent's CPU under churn.
+func countLocal(snap *model.Snapshot, node string, out map[uint16]service) {
+	type nsName struct{ namespace, name string }
+	seen := map[nsName]map[netip.Addr]bool{}
+	for _, svc := range out {
+		seen[nsName{svc.namespace, svc.name}] = map[netip.Addr]bool{}
+	}
+	if len(seen) == 0 {
+		return
+	}
+	for i := range snap.Slices {
+		s := &snap.Slices[i]
+		addrs, ok := seen[nsName{s.Namespace, s.Service}]
+		if !ok {
+			continue
+		}
 		for _, ep := range s.Endpoints {
-			if !ep.Ready || ep.NodeName != node || len(ep.Addresses) == 0 {
-				continue
+			if ep.Ready && ep.NodeName == node && len(ep.Addresses) > 0 {
+				addrs[ep.Addresses[0]] = true
 			}
-			if seen[key] == nil {
-				seen[key] = map[netip.Addr]bool{}
-			}
-			seen[key][ep.Addresses[0]] = true
 		}
 	}
-	out := map[string]int{}
-	for k, v := range seen {
-		out[k] = len(v)
+	for port, svc := range out {
+		svc.localEndpoints = len(seen[nsName{svc.namespace, svc.name}])
+		out[port] = svc
 	}
-	return out
 }

@@ -1,5 +1,6 @@
 // Package kube converts Kubernetes API objects (core/v1 Service and Node,
-// discovery/v1 EndpointSlice) into the value types of proxy/model.
+// discovery/v1 EndpointSlice, networking/v1 ServiceCIDR) into the value
+// types of proxy/model.
 //
 // # Contract
 //

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	sigsjson "sigs.k8s.io/json"
 
@@ -45,6 +46,7 @@ var kinds = map[string]kind{
 	"Service":       {"v1", true, (*loader).loadService},
 	"EndpointSlice": {"discovery.k8s.io/v1", true, (*loader).loadSlice},
 	"Node":          {"v1", false, (*loader).loadNode},
+	"ServiceCIDR":   {"networking.k8s.io/v1", false, (*loader).loadServiceCIDR},
 }
 
 // loadDocument routes one JSON value. elem holds the apiVersion and kind of
@@ -197,4 +199,17 @@ func (l *loader) loadNode(loc location, h *header, data []byte) {
 		return
 	}
 	l.res.Nodes = append(l.res.Nodes, *m)
+}
+
+func (l *loader) loadServiceCIDR(loc location, h *header, data []byte) {
+	var sc networkingv1.ServiceCIDR
+	if !l.decode(loc, h, data, &sc) {
+		return
+	}
+	m, err := kube.ConvertServiceCIDR(&sc)
+	if err != nil {
+		l.fail(loc, err)
+		return
+	}
+	l.res.Snapshot.ServiceCIDRs = append(l.res.Snapshot.ServiceCIDRs, *m)
 }

@@ -8,7 +8,8 @@
 // by "---" lines; a JSON file holds one or more concatenated values. A List
 // (kind List, or any kind ending in "List") is expanded into its items.
 //
-// Only v1 Service, v1 Node and discovery.k8s.io/v1 EndpointSlice are read.
+// Only v1 Service, v1 Node, discovery.k8s.io/v1 EndpointSlice and
+// networking.k8s.io/v1 ServiceCIDR are read.
 // They are decoded strictly, as the API server does (case-sensitive field
 // names; unknown and duplicate fields are errors), then validated by
 // proxy/kube. Every other object is listed in Result.Skipped.

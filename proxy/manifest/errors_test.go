@@ -76,6 +76,12 @@ func TestLoadErrors(t *testing.T) {
 			},
 		},
 		{
+			name: "invalid ServiceCIDR",
+			files: map[string]string{"cidr.yaml": "apiVersion: networking.k8s.io/v1\nkind: ServiceCIDR\n" +
+				"metadata: {name: extra}\nspec:\n  cidrs: [10.96.0.0/16, 'fd00::/300']\n"},
+			want: []string{`DIR/cidr.yaml: ServiceCIDR extra: spec.cidrs[1]: invalid CIDR "fd00::/300"`},
+		},
+		{
 			name: "validation inside a List",
 			files: map[string]string{"list.yaml": "apiVersion: v1\nkind: List\nitems:\n" +
 				"- {apiVersion: discovery.k8s.io/v1, kind: EndpointSlice, metadata: {name: s, namespace: ns, labels: {kubernetes.io/service-name: web}}, " +

@@ -16,7 +16,7 @@ import (
 // Result is what a set of manifest files describes.
 type Result struct {
 	// Snapshot holds the Services and EndpointSlices, each sorted by
-	// namespace/name.
+	// namespace/name, and the ServiceCIDRs, sorted by name.
 	Snapshot model.Snapshot
 	// Nodes are sorted by name.
 	Nodes []model.Node
@@ -150,5 +150,6 @@ func (l *loader) sort() {
 	slices.SortFunc(s.Slices, func(a, b model.EndpointSlice) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
+	slices.SortFunc(s.ServiceCIDRs, func(a, b model.ServiceCIDR) int { return cmp.Compare(a.Name, b.Name) })
 	slices.SortFunc(l.res.Nodes, func(a, b model.Node) int { return cmp.Compare(a.Name, b.Name) })
 }

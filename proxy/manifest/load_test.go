@@ -60,6 +60,8 @@ func TestLoadTestdata(t *testing.T) {
 					Addresses: addrs("10.244.1.5"), Ready: true, Serving: true, NodeName: "node-a",
 				}},
 			}},
+			ServiceCIDRs: []model.ServiceCIDR{{Name: "kubernetes",
+				CIDRs: []netip.Prefix{netip.MustParsePrefix("10.96.0.0/16"), netip.MustParsePrefix("fd00::/108")}}},
 		},
 		Nodes: []model.Node{
 			{
@@ -71,6 +73,7 @@ func TestLoadTestdata(t *testing.T) {
 		},
 		Skipped: []string{
 			"testdata/list.yaml: items[1]: v1 ConfigMap kube-system/cfg",
+			"testdata/list.yaml: items[3]: networking.k8s.io/v1beta1 ServiceCIDR old: unsupported apiVersion, want networking.k8s.io/v1",
 			"testdata/web.yaml (document 3): apps/v1 Deployment default/web",
 			"testdata/web.yaml (document 4): v1 Service data/db: headless (clusterIP None)",
 		},

@@ -129,8 +129,19 @@ type Node struct {
 	Labels   map[string]string
 }
 
+// ServiceCIDR is one networking.k8s.io/v1 ServiceCIDR: ranges the API
+// server allocates ClusterIPs from. An address inside one that no Service
+// holds is dropped rather than routed on.
+type ServiceCIDR struct {
+	Name string
+	// CIDRs are spec.cidrs: one or two prefixes, at most one per family.
+	CIDRs []netip.Prefix
+}
+
 // Snapshot is everything the compiler reads about the cluster.
 type Snapshot struct {
 	Services []Service
 	Slices   []EndpointSlice
+	// ServiceCIDRs are sorted by name.
+	ServiceCIDRs []ServiceCIDR
 }

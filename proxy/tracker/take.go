@@ -3,25 +3,25 @@ package tracker
 import (
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
 
 // Change is what one sync programs.
 type Change struct {
-	// Snapshot is every recorded Service and EndpointSlice, sorted by key.
-	// It is never modified afterwards: hooks may keep it.
+	// Snapshot is every recorded Service, EndpointSlice and ServiceCIDR,
+	// sorted by key. It is never modified afterwards, until it is handed
+	// back with Release.
 	Snapshot *model.Snapshot
 	// Changed holds the Services ("namespace/name") whose Service or
 	// EndpointSlices changed since the last Take.
 	Changed map[string]bool
-	// Triggers are the EndpointSlice change times behind Changed, for the
-	// network programming latency.
-	Triggers []time.Time
+	// Triggers are the EndpointSlice changes behind Changed, for the
+	// network programming latency: one per change.
+	Triggers []Trigger
 
 	svcChanged, epChanged map[string]bool
-	triggers              map[string][]time.Time
+	triggers              map[string][]Trigger
 }
 
 // Take returns the current snapshot and the changes since the last Take,
@@ -41,7 +41,7 @@ func (t *Tracker) Take() Change {
 	for _, ts := range t.triggers {
 		c.Triggers = append(c.Triggers, ts...)
 	}
-	t.svcChanged, t.epChanged, t.triggers = map[string]bool{}, map[string]bool{}, map[string][]time.Time{}
+	t.svcChanged, t.epChanged, t.triggers = map[string]bool{}, map[string]bool{}, map[string][]Trigger{}
 	return c
 }
 
@@ -65,17 +65,11 @@ func (t *Tracker) Pending() (services, endpoints int) {
 	return len(t.svcChanged), len(t.epChanged)
 }
 
-// snapshot copies the current objects in key order; t.mu is held.
+// snapshot returns the current objects in key order; t.mu is held.
 func (t *Tracker) snapshot() *model.Snapshot {
-	s := &model.Snapshot{
-		Services: make([]model.Service, 0, len(t.services)),
-		Slices:   make([]model.EndpointSlice, 0, len(t.slices)),
-	}
-	for _, k := range slices.Sorted(maps.Keys(t.services)) {
-		s.Services = append(s.Services, *t.services[k])
-	}
-	for _, k := range slices.Sorted(maps.Keys(t.slices)) {
-		s.Slices = append(s.Slices, *t.slices[k])
+	s := &model.Snapshot{Services: t.services.snapshot(), Slices: t.slices.snapshot()}
+	for _, k := range slices.Sorted(maps.Keys(t.cidrs)) {
+		s.ServiceCIDRs = append(s.ServiceCIDRs, *t.cidrs[k])
 	}
 	return s
 }

@@ -24,25 +24,35 @@ type Tracker struct {
 	start time.Time
 
 	mu       sync.Mutex
-	services map[string]*model.Service       // by "namespace/name"
-	slices   map[string]*model.EndpointSlice // by the slice's "namespace/name"
+	services store[model.Service]          // by "namespace/name"
+	slices   store[model.EndpointSlice]    // by the slice's "namespace/name"
+	cidrs    map[string]*model.ServiceCIDR // by name
 	// Services (by key) whose Service or EndpointSlices changed since the
 	// last Take.
 	svcChanged, epChanged map[string]bool
 	// triggers holds, per Service, the EndpointSlice change times (from
 	// endpoints.kubernetes.io/last-change-trigger-time) not yet synced.
-	triggers map[string][]time.Time
+	triggers map[string][]Trigger
+}
+
+// Trigger is one EndpointSlice change behind a sync: when the change that
+// led to it happened (endpoints.kubernetes.io/last-change-trigger-time),
+// and the address family of the slice.
+type Trigger struct {
+	Time   time.Time
+	Family model.AddressType
 }
 
 // New returns an empty Tracker; start is the current time.
 func New(start time.Time) *Tracker {
 	return &Tracker{
 		start:      start,
-		services:   map[string]*model.Service{},
-		slices:     map[string]*model.EndpointSlice{},
+		services:   newStore[model.Service](),
+		slices:     newStore[model.EndpointSlice](),
+		cidrs:      map[string]*model.ServiceCIDR{},
 		svcChanged: map[string]bool{},
 		epChanged:  map[string]bool{},
-		triggers:   map[string][]time.Time{},
+		triggers:   map[string][]Trigger{},
 	}
 }
 
@@ -51,15 +61,11 @@ func New(start time.Time) *Tracker {
 func (t *Tracker) SetService(key string, svc *model.Service) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	old := t.services[key]
+	old := t.services.objs[key]
 	if reflect.DeepEqual(old, svc) {
 		return false
 	}
-	if svc == nil {
-		delete(t.services, key)
-	} else {
-		t.services[key] = svc
-	}
+	t.services.set(key, svc)
 	t.svcChanged[key] = true
 	return true
 }
@@ -70,25 +76,41 @@ func (t *Tracker) SetService(key string, svc *model.Service) bool {
 func (t *Tracker) SetSlice(key string, sl *model.EndpointSlice, trigger time.Time) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	old := t.slices[key]
+	old := t.slices.objs[key]
 	if reflect.DeepEqual(old, sl) {
 		return false
 	}
-	if sl == nil {
-		delete(t.slices, key)
-	} else {
-		t.slices[key] = sl
-	}
+	t.slices.set(key, sl)
 	// A slice that moved to another Service changes both.
 	for _, s := range []*model.EndpointSlice{old, sl} {
-		if s == nil {
-			continue
+		if s != nil {
+			t.epChanged[s.Namespace+"/"+s.Service] = true
 		}
-		svc := s.Namespace + "/" + s.Service
-		t.epChanged[svc] = true
-		if !trigger.IsZero() && !trigger.Before(t.start) {
-			t.triggers[svc] = append(t.triggers[svc], trigger)
-		}
+	}
+	// One change, one latency, as in kube-proxy: the trigger time of the
+	// version recorded now, for its Service. A deleted slice carries the
+	// time of its last update, not of this change, and counts none.
+	if sl != nil && !trigger.IsZero() && !trigger.Before(t.start) {
+		svc := sl.Namespace + "/" + sl.Service
+		t.triggers[svc] = append(t.triggers[svc], Trigger{Time: trigger, Family: sl.AddressType})
+	}
+	return true
+}
+
+// SetServiceCIDR records the ServiceCIDR called key; nil removes it. It
+// reports whether anything changed. A ServiceCIDR changes no Service: the
+// sync it wakes compares the snapshot's ServiceCIDRs with what it
+// programmed.
+func (t *Tracker) SetServiceCIDR(key string, sc *model.ServiceCIDR) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if reflect.DeepEqual(t.cidrs[key], sc) {
+		return false
+	}
+	if sc == nil {
+		delete(t.cidrs, key)
+	} else {
+		t.cidrs[key] = sc
 	}
 	return true
 }

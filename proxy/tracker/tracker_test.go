@@ -1,6 +1,7 @@
 package tracker
 
 import (
+	"fmt"
 	"maps"
 	"net/netip"
 	"slices"
@@ -108,7 +109,7 @@ func TestRestoreAndTriggers(t *testing.T) {
 	tr.SetSlice("ns/web-1", slice("web-1", "web", "10.0.0.1"), before)
 	tr.SetSlice("ns/web-2", slice("web-2", "web", "10.0.0.2"), after)
 	c := tr.Take()
-	if diff := cmp.Diff([]time.Time{after}, c.Triggers); diff != "" {
+	if diff := cmp.Diff([]Trigger{{after, model.IPv4}}, c.Triggers); diff != "" {
 		t.Errorf("Triggers (-want +got), changes from before the start left out:\n%s", diff)
 	}
 	tr.Restore(c) // the sync failed
@@ -120,7 +121,74 @@ func TestRestoreAndTriggers(t *testing.T) {
 	if diff := cmp.Diff([]string{"ns/api", "ns/web"}, keys(c.Changed)); diff != "" {
 		t.Errorf("Changed after Restore (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]time.Time{after}, c.Triggers); diff != "" {
+	if diff := cmp.Diff([]Trigger{{after, model.IPv4}}, c.Triggers); diff != "" {
 		t.Errorf("Triggers after Restore (-want +got):\n%s", diff)
+	}
+}
+
+// TestServiceCIDRs: ServiceCIDRs are in every snapshot, sorted by name; a
+// change reports true and changes no Service, the same value again false.
+func TestServiceCIDRs(t *testing.T) {
+	tr := New(t0)
+	sc := func(name, cidr string) *model.ServiceCIDR {
+		return &model.ServiceCIDR{Name: name, CIDRs: []netip.Prefix{netip.MustParsePrefix(cidr)}}
+	}
+	steps := []struct {
+		key     string
+		sc      *model.ServiceCIDR
+		changed bool
+	}{
+		{"kubernetes", sc("kubernetes", "10.96.0.0/16"), true},
+		{"extra", sc("extra", "10.97.0.0/16"), true},
+		{"kubernetes", sc("kubernetes", "10.96.0.0/16"), false},
+		{"gone", nil, false},
+	}
+	for _, st := range steps {
+		if got := tr.SetServiceCIDR(st.key, st.sc); got != st.changed {
+			t.Errorf("SetServiceCIDR(%s) = %v, want %v", st.key, got, st.changed)
+		}
+	}
+	c := tr.Take()
+	var names []string
+	for _, s := range c.Snapshot.ServiceCIDRs {
+		names = append(names, s.Name)
+	}
+	if diff := cmp.Diff([]string{"extra", "kubernetes"}, names); diff != "" || len(c.Changed) != 0 {
+		t.Errorf("ServiceCIDRs (-want +got):\n%s\nChanged: %v", diff, c.Changed)
+	}
+	if !tr.SetServiceCIDR("extra", nil) || len(tr.Take().Snapshot.ServiceCIDRs) != 1 {
+		t.Error("deleting extra did not take it out")
+	}
+}
+
+// TestOneTriggerPerChange: each change of a slice that carries a trigger
+// time is one network programming latency, as kube-proxy counts them: 20
+// updates give 20 (the old and the new version of an update once counted
+// twice), a slice moved to another Service one, a deletion none; with the
+// slice's family.
+func TestOneTriggerPerChange(t *testing.T) {
+	tr := New(t0)
+	at := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Second) }
+	tr.SetSlice("ns/web-1", slice("web-1", "web", "10.0.0.1"), at(1))
+	tr.Take()
+	for i := range 20 {
+		tr.SetSlice("ns/web-1", slice("web-1", "web", fmt.Sprintf("10.0.1.%d", i)), at(2+i))
+	}
+	if c := tr.Take(); len(c.Triggers) != 20 {
+		t.Errorf("20 updates: %d triggers, want 20", len(c.Triggers))
+	}
+	tr.SetSlice("ns/web-1", slice("web-1", "api", "10.0.0.9"), at(30))
+	if c := tr.Take(); len(c.Triggers) != 1 || len(c.Changed) != 2 {
+		t.Errorf("moved to another Service: triggers %v, changed %v; want 1 trigger, 2 Services", c.Triggers, keys(c.Changed))
+	}
+	tr.SetSlice("ns/web-1", nil, at(31))
+	if c := tr.Take(); len(c.Triggers) != 0 || len(c.Changed) != 1 {
+		t.Errorf("deleted: triggers %v, changed %v; want none, 1 Service", c.Triggers, keys(c.Changed))
+	}
+	v6 := slice("web-6", "web", "10.0.0.1")
+	v6.AddressType, v6.Endpoints[0].Addresses[0] = model.IPv6, netip.MustParseAddr("fd00::1")
+	tr.SetSlice("ns/web-6", v6, at(32))
+	if c := tr.Take(); len(c.Triggers) != 1 || c.Triggers[0].Family != model.IPv6 {
+		t.Errorf("IPv6 slice: triggers %v, want one of family IPv6", c.Triggers)
 	}
 }

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/nftproxy/nftproxy/integration/apiserver"
+	"github.com/nftproxy/nftproxy/integration/e2e"
+	"github.com/nftproxy/nftproxy/integration/lab"
+	"github.com/nftproxy/nftproxy/proxy/model/synth"
+)
+
+// The agent benchmark's cluster, written through a real kube-apiserver:
+// Service i is svc-i in namespace e2e, a ClusterIP Service with one TCP
+// port (http, 80 -> 8080) and ClusterIP clusterIP(i); its one EndpointSlice
+// svc-i-1 holds its endpoints, ready, spread over 100 nodes (this node,
+// node-1, has one in a hundred), as the EndpointSlice controller would
+// write them, each write carrying endpoints.kubernetes.io/last-change-
+// trigger-time. Addresses come from proxy/model/synth's plan.
+
+// apiWriters is how many API writes are in flight while loading objects.
+const apiWriters = 16
+
+// endpointNodes is how many nodes the endpoints are spread over.
+const endpointNodes = 100
+
+// nodeIPv4 is the node's address in the Node object and on the node
+// namespaces' link (no packet is sent to it).
+var nodeIPv4 = netip.MustParseAddr("198.51.100.1")
+
+// clusterCIDR is both proxies' cluster CIDR.
+var clusterCIDR = lab.ClusterCIDRv4
+
+// api is the API server and what has been written to it so far.
+type api struct {
+	srv  *apiserver.Server
+	ns   *lab.NS
+	kube kubernetes.Interface
+	ctx  context.Context
+	// services and endpoints are the cluster the API holds now.
+	services, endpoints int
+	// moved counts endpoint addresses handed out by changes, so that every
+	// change brings an address no endpoint had.
+	moved atomic.Int64
+}
+
+// startAPI runs etcd and kube-apiserver in a namespace of their own and
+// creates the namespace and the Node object.
+func startAPI(t testing.TB) *api {
+	ns := lab.NewNS(t, "api")
+	srv := apiserver.Start(t, ns)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	// Protobuf, as controllers talk to the API server: cheaper for it to
+	// decode than JSON, over the tens of thousands of writes.
+	cfg := rest.CopyConfig(srv.Config)
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	a := &api{srv: srv, ns: ns, kube: kube, ctx: ctx}
+	if _, err := a.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e2e.Namespace}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create namespace: %v", err)
+	}
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: e2e.NodeName, Labels: map[string]string{corev1.LabelHostname: e2e.NodeName}},
+		Spec:       corev1.NodeSpec{PodCIDR: clusterCIDR.String(), PodCIDRs: []string{clusterCIDR.String()}},
+		Status:     corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: nodeIPv4.String()}}},
+	}
+	if _, err := a.kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create node: %v", err)
+	}
+	return a
+}
+
+func serviceName(i int) string { return "svc-" + strconv.Itoa(i) }
+
+// clusterIP i counts up from 10.96.16.0: clear of the API server's own
+// "kubernetes" Service at the start of its range (apiserver.ServiceCIDR).
+func clusterIP(i int) netip.Addr { return synth.ClusterIP(4096 + i) }
+
+// endpointAddrs are Service i's n endpoint addresses.
+func endpointAddrs(i, n int) []netip.Addr {
+	out := make([]netip.Addr, n)
+	for j := range out {
+		out[j] = synth.Endpoint(i*n + j)
+	}
+	return out
+}
+
+// slice is Service i's EndpointSlice holding addrs, stamped with the
+// trigger time now.
+func slice(i int, addrs []netip.Addr) *discoveryv1.EndpointSlice {
+	s := e2e.Slice(serviceName(i), "http", addrs...)
+	for j := range s.Endpoints {
+		node := "node-" + strconv.Itoa((i*len(addrs)+j)%endpointNodes+1)
+		s.Endpoints[j].NodeName = &node
+	}
+	s.Annotations = map[string]string{corev1.EndpointsLastChangeTriggerTime: time.Now().Format(time.RFC3339Nano)}
+	return s
+}
+
+// resize makes the API hold n Services of k endpoints each: it creates
+// the missing ones, rewrites the slices of those with another count and
+// deletes the extra ones, apiWriters writes at a time.
+func (a *api) resize(t testing.TB, n, k int) {
+	start := time.Now()
+	err := parallel(max(n, a.services), func(i int) error {
+		switch {
+		case i >= n:
+			return a.deleteService(i)
+		case i >= a.services:
+			return a.createService(i, k)
+		case k != a.endpoints:
+			return a.setEndpoints(i, endpointAddrs(i, k))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("resize to %dx%d: %v", n, k, err)
+	}
+	a.services, a.endpoints = n, k
+	progress("API holds %d Services x %d endpoints (%v)", n, k, time.Since(start).Round(time.Second))
+}
+
+// parallel calls fn(0) .. fn(n-1), apiWriters at a time, and returns the
+// first error.
+func parallel(n int, fn func(i int) error) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	for range apiWriters {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				if err := fn(i); err != nil {
+					mu.Lock()
+					first = cmpErr(first, err)
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
+
+func cmpErr(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+func (a *api) createService(i, k int) error {
+	svc := e2e.Service(serviceName(i), clusterIP(i).String(), e2e.TCPPort("http", 80, 0))
+	if _, err := a.kube.CoreV1().Services(e2e.Namespace).Create(a.ctx, svc, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create service %d: %w", i, err)
+	}
+	if _, err := a.kube.DiscoveryV1().EndpointSlices(e2e.Namespace).Create(a.ctx, slice(i, endpointAddrs(i, k)), metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create endpointslice %d: %w", i, err)
+	}
+	return nil
+}
+
+func (a *api) deleteService(i int) error {
+	name := serviceName(i)
+	err := a.kube.DiscoveryV1().EndpointSlices(e2e.Namespace).Delete(a.ctx, name+"-1", metav1.DeleteOptions{})
+	if err == nil || apierrors.IsNotFound(err) {
+		err = a.kube.CoreV1().Services(e2e.Namespace).Delete(a.ctx, name, metav1.DeleteOptions{})
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete service %d: %w", i, err)
+	}
+	return nil
+}
+
+// setEndpoints replaces Service i's endpoints with addrs and stamps the
+// slice with the trigger time now, as the EndpointSlice controller does
+// after a Pod change. A merge patch replaces the whole endpoint list and
+// needs no resourceVersion.
+func (a *api) setEndpoints(i int, addrs []netip.Addr) error {
+	s := slice(i, addrs)
+	patch, err := json.Marshal(map[string]any{
+		"metadata":  map[string]any{"annotations": s.Annotations},
+		"endpoints": s.Endpoints,
+	})
+	if err != nil {
+		return err
+	}
+	_, err = a.kube.DiscoveryV1().EndpointSlices(e2e.Namespace).Patch(a.ctx, s.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		return fmt.Errorf("update endpointslice %d: %w", i, err)
+	}
+	return nil
+}
+
+// movedAddr is an endpoint address no endpoint has had before.
+func (a *api) movedAddr() netip.Addr { return synth.MovedEndpoint(int(a.moved.Add(1))) }

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/nft/compile"
+	"github.com/nftproxy/nftproxy/proxy/model"
+	"github.com/nftproxy/nftproxy/proxy/model/synth"
+)
+
+// The candidate table shapes of issue 12, built as nft.Ruleset values of
+// one cluster. L is what the compiler writes; the other two are derived
+// from L's table by moving its endpoints elsewhere, so that the three
+// share every other object (skeleton, sets, Service lookup):
+//
+//   - old: the shape before L. One chain per Service port, one rule per
+//     endpoint: `numgen random mod n-i 0 ... dnat to` endpoint i, the
+//     last rule without numgen; the service-ips element goes to it.
+//   - A: one data map keyed daddr . proto . dport . i (i < n) and one
+//     shared chain per endpoint count, pick-n, whose one rule draws
+//     `numgen random mod n`; the service-ips element goes to pick-n.
+//   - L: one data map keyed daddr . proto . dport . n*n+i and one shared
+//     chain of rungs, one per count in use (docs/ruleset.md).
+
+// shapeNames lists the shapes in the order they are measured.
+var shapeNames = []string{"old", "A", "L"}
+
+// The compiler's names of what the derivation moves (nft/compile).
+const (
+	shapeServiceIPs = "service-ips"
+	shapeEndpoints  = "endpoints"
+	shapePick       = "pick-endpoint"
+)
+
+// shapeCluster is n ClusterIP Services with one TCP port and k endpoints,
+// and one more with k-1 (so a count k-1 is in use: a change to it finds
+// its rung or chain present). Service i is synth's plain Service i.
+func shapeCluster(n, k int) *model.Snapshot {
+	snap := synth.Plain(n+1, k)
+	for i := range snap.Services {
+		snap.Services[i].Type = model.ClusterIP
+		snap.Services[i].Ports[0].NodePort = 0
+	}
+	last := &snap.Slices[len(snap.Slices)-1]
+	last.Endpoints = last.Endpoints[:k-1]
+	return snap
+}
+
+// withEndpoints returns a copy of snap where Service i has the endpoints
+// addrs (its slice is synth's, one slice per Service).
+func withEndpoints(snap *model.Snapshot, i int, addrs []netip.Addr) *model.Snapshot {
+	out := &model.Snapshot{Services: snap.Services, Slices: slices.Clone(snap.Slices)}
+	s := &out.Slices[i]
+	eps := make([]model.Endpoint, len(addrs))
+	for j, a := range addrs {
+		eps[j] = model.Endpoint{Addresses: []netip.Addr{a}, Ready: true, Serving: true}
+	}
+	s.Endpoints = eps
+	return out
+}
+
+// buildShape returns the IPv4 ruleset of snap in shape name.
+func buildShape(name string, snap *model.Snapshot) (nft.Ruleset, error) {
+	rs, problems := compile.Ruleset(snap, benchNodeModel(benchNodeIP), benchOptions())
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("compile: %v", problems[0])
+	}
+	t := rs[nft.IPv4]
+	if name == "L" {
+		return nft.Ruleset{nft.IPv4: t}, nil
+	}
+	lists, err := endpointLists(t)
+	if err != nil {
+		return nil, err
+	}
+	pick, eps := t.Chain(shapePick), t.Set(shapeEndpoints)
+	pick.Rules, eps.Elements = nil, nil
+	svcIPs := t.Set(shapeServiceIPs)
+	for i, e := range svcIPs.Elements {
+		l, ok := lists[svcIPs.KeyText(e.Key)]
+		if !ok || e.Verdict.Chain != shapePick {
+			continue
+		}
+		if name == "old" {
+			svcIPs.Elements[i].Verdict = nft.GotoChain(oldChain(t, svcIPs.KeyText(e.Key), l))
+		} else {
+			svcIPs.Elements[i].Verdict = nft.GotoChain(chainA(t, len(l.data)))
+			eps.Elements = append(eps.Elements, elementsA(e.Key, l)...)
+		}
+	}
+	return nft.Ruleset{nft.IPv4: t}, nil
+}
+
+// endpointList is one entry's endpoints, in index order.
+type endpointList struct{ data [][]nft.Value }
+
+// endpointLists reads L's endpoints map back into lists by entry (the
+// entry's key text): element n*n+i is endpoint i of n.
+func endpointLists(t *nft.Table) (map[string]*endpointList, error) {
+	eps := t.Set(shapeEndpoints)
+	if eps == nil || t.Chain(shapePick) == nil || t.Set(shapeServiceIPs) == nil {
+		return nil, fmt.Errorf("the compiled table has no map %s, chain %s or map %s: the shape changed, update bench shapes",
+			shapeEndpoints, shapePick, shapeServiceIPs)
+	}
+	out := map[string]*endpointList{}
+	keyOf := &nft.Set{Key: t.Set(shapeServiceIPs).Key}
+	for _, e := range eps.Elements {
+		k := keyOf.KeyText(e.Key[:3])
+		l := out[k]
+		if l == nil {
+			l = &endpointList{}
+			out[k] = l
+		}
+		l.data = append(l.data, e.Data)
+	}
+	for _, l := range out {
+		slices.SortFunc(l.data, func(a, b []nft.Value) int { return a[0].Addr.Compare(b[0].Addr) })
+	}
+	return out, nil
+}
+
+// oldChain adds the entry's own chain: one numgen rule per endpoint.
+func oldChain(t *nft.Table, key string, l *endpointList) string {
+	// "10.96.0.5 . tcp . 80" -> "service-10-96-0-5/tcp/80"
+	c := &nft.Chain{Name: "service-" + strings.NewReplacer(" . ", "/", ".", "-").Replace(key)}
+	n := len(l.data)
+	for i, d := range l.data {
+		dnat := nft.DNAT{Proto: nft.ProtoTCP, Addr: d[0].Addr, Port: uint16(d[1].Num)}
+		r := nft.Rule{Stmts: []nft.Stmt{dnat}}
+		if i < n-1 {
+			r.Stmts = []nft.Stmt{nft.Random{Mod: uint32(n - i), Below: 1}, dnat}
+		}
+		c.Rules = append(c.Rules, r)
+	}
+	t.Chains = append(t.Chains, c)
+	return c.Name
+}
+
+// chainA returns the shared chain for lists of n endpoints, adding it
+// the first time.
+func chainA(t *nft.Table, n int) string {
+	name := fmt.Sprintf("pick-%d", n)
+	if t.Chain(name) == nil {
+		t.Chains = append(t.Chains, &nft.Chain{Name: name, Rules: []nft.Rule{{Stmts: []nft.Stmt{
+			nft.DNATMap{Keys: []nft.Field{nft.Daddr, nft.L4Proto, nft.Dport}, Num: nft.Numgen{Mod: uint32(n)}, Map: shapeEndpoints},
+		}}}})
+	}
+	return name
+}
+
+// elementsA are the entry's endpoints keyed by index 0..n-1.
+func elementsA(key []nft.Value, l *endpointList) []nft.Element {
+	out := make([]nft.Element, len(l.data))
+	for i, d := range l.data {
+		out[i] = nft.Element{Key: append(slices.Clone(key), nft.Value{Num: uint32(i)}), Data: d}
+	}
+	return out
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Agent benchmark: the nftproxy binary and upstream kube-proxy (nftables
+# mode, the Kubernetes version of hack/tools/kubernetes), one at a time,
+# each in a node namespace of its own, against the same real kube-apiserver
+# and etcd: cold full sync, one-Service changes, a churn of 50 EndpointSlice
+# updates a second for a minute; CPU, syncs, network programming latency,
+# peak memory (docs/benchmarks.md). Needs root; works only in network
+# namespaces it creates and removes. The first run builds kube-apiserver and
+# kube-proxy into ~/.cache/nftproxy (minutes).
+# Quick run: make bench-agent BENCH_ARGS="-sizes 1000x10 -runs 1 -churn-for 10s"
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ "$(id -u)" != 0 ]; then
+	echo "bench-agent: needs root (network namespaces, nftables)" >&2
+	exit 1
+fi
+if ! command -v etcd >/dev/null; then
+	echo "bench-agent: etcd not found; install Debian's etcd-server package" >&2
+	exit 1
+fi
+hack/build.sh >&2
+KUBE_APISERVER="$(hack/kube-apiserver.sh)"
+export KUBE_APISERVER
+kube_proxy="$(hack/kube-binary.sh kube-proxy)"
+go build -o bin/bench ./cmd/bench
+# shellcheck disable=SC2086 # BENCH_ARGS is a list of flags
+exec nice -n 10 bin/bench agent -nftproxy bin/nftproxy -kube-proxy "$kube_proxy" ${BENCH_ARGS:-}

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Builds container images without a registry or a base image, as OCI
+# archives that `ctr images import` loads: every image is `FROM scratch`
+# (buildah, --storage-driver vfs, a store of our own) plus files from this
+# machine. Prints the archive's path on stdout; progress goes to stderr.
+#
+#   hack/images.sh nftproxy   localhost/nftproxy:VERSION  (IMAGE= to rename)
+#                             bin/nftproxy-image.tar: the static binary only
+#   hack/images.sh pause      the sandbox ("pause") image: agnhost's pause
+#   hack/images.sh agnhost    the e2e suite's test image: agnhost, plus the
+#                             shell tools its tests exec (below)
+#   hack/images.sh coredns    CoreDNS (hack/tools/coredns)
+#
+# The test images are cached in ${XDG_CACHE_HOME:-$HOME/.cache}/nftproxy/
+# images, keyed by their version and this script's hash (a changed recipe
+# builds them again); nftproxy's is rebuilt every time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$PWD"
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/nftproxy"
+
+. hack/cluster/images.env
+recipe="$(cat hack/images.sh hack/cluster/images.env | sha256sum | cut -c1-12)"
+
+buildah_() {
+	buildah --root "$cache/buildah/root" --runroot "$cache/buildah/run" --storage-driver vfs "$@"
+}
+
+# build NAME ARCHIVE ROOTFS ENTRYPOINT_JSON [CMD_JSON]: an image from scratch
+# holding ROOTFS's tree, written to ARCHIVE (temporary name, then renamed).
+build() {
+	local name="$1" archive="$2" rootfs="$3" entrypoint="$4" cmd="${5:-}" ctr tmp
+	ctr="$(buildah_ from scratch)"
+	buildah_ copy -q "$ctr" "$rootfs" / >/dev/null
+	buildah_ config --entrypoint "$entrypoint" "$ctr"
+	if [ -n "$cmd" ]; then buildah_ config --cmd "$cmd" "$ctr"; fi
+	buildah_ commit -q --rm "$ctr" "$name" >/dev/null
+	mkdir -p "$(dirname "$archive")"
+	tmp="$archive.tmp"
+	rm -f "$tmp"
+	buildah_ push -q "$name" "oci-archive:$tmp:$name" >&2
+	buildah_ rmi "$name" >/dev/null
+	mv "$tmp" "$archive"
+}
+
+# copy_with_libs ROOTFS BINARY...: each dynamically linked BINARY and the
+# shared libraries ldd names, at the same paths inside ROOTFS.
+copy_with_libs() {
+	local rootfs="$1" f; shift
+	for f in "$@" $(ldd "$@" | awk '/=> \// { print $3 } /^\t\// { print $1 }' | sort -u); do
+		mkdir -p "$rootfs$(dirname "$f")"
+		cp -L "$f" "$rootfs$f"
+	done
+}
+
+need() {
+	if [ ! -e "$1" ]; then
+		echo "images: $1 not found: install Debian's $2 package" >&2; exit 1
+	fi
+}
+
+nftproxy_image() {
+	local version image rootfs
+	version="$(git describe --tags --always --dirty 2>/dev/null || echo dev)"
+	image="${IMAGE:-localhost/nftproxy:$version}"
+	hack/build.sh >&2
+	rootfs="$(mktemp -d)"
+	trap 'rm -rf "$rootfs"' RETURN
+	install -D -m 755 bin/nftproxy "$rootfs/usr/local/bin/nftproxy"
+	build "$image" "$root/bin/nftproxy-image.tar" "$rootfs" '["/usr/local/bin/nftproxy"]'
+	echo "images: built $image into bin/nftproxy-image.tar" >&2
+	echo "$root/bin/nftproxy-image.tar"
+}
+
+pause_image() {
+	local archive="$cache/images/pause-3.10.2-$recipe.tar" agnhost rootfs
+	if [ -f "$archive" ]; then echo "$archive"; return; fi
+	agnhost="$(hack/kube-binary.sh agnhost)"
+	rootfs="$(mktemp -d)"
+	trap 'rm -rf "$rootfs"' RETURN
+	# agnhost's pause subcommand sleeps until SIGINT/SIGTERM, which is all
+	# a sandbox needs from its first process (containerd shares no PID
+	# namespace between containers, so it reaps nothing).
+	install -D -m 755 "$agnhost" "$rootfs/agnhost"
+	build "$PAUSE_IMAGE" "$archive" "$rootfs" '["/agnhost", "pause"]'
+	echo "$archive"
+}
+
+agnhost_image() {
+	local archive="$cache/images/agnhost-2.66.1-$recipe.tar" agnhost rootfs a
+	if [ -f "$archive" ]; then echo "$archive"; return; fi
+	need /bin/busybox busybox-static
+	need /bin/dash dash
+	need /bin/bash bash
+	need /bin/nc.openbsd netcat-openbsd
+	need /usr/bin/curl curl
+	need /usr/bin/wget wget
+	agnhost="$(hack/kube-binary.sh agnhost)"
+	rootfs="$(mktemp -d)"
+	trap 'rm -rf "$rootfs"' RETURN
+	install -D -m 755 "$agnhost" "$rootfs/agnhost"
+	# The suite's tests exec /bin/sh with nc (OpenBSD flags: -v -t -u -w),
+	# curl, wget, nslookup and coreutils in this image; upstream's is
+	# Alpine with those packages. Here: Debian's dash and bash, nc, curl and
+	# wget with their libraries, and Debian's static busybox for the rest.
+	# Not busybox's sh: it runs its own applets before PATH, so `nc` there
+	# would be busybox's nc, which has none of OpenBSD's flags. Not
+	# busybox's wget: linked statically against glibc, its name lookups
+	# load this image's NSS modules and it crashes (segmentation fault).
+	install -D -m 755 /bin/busybox "$rootfs/bin/busybox"
+	for a in $(/bin/busybox --list); do
+		case "$a" in busybox | sh | ash | nc | wget) continue ;; esac
+		ln -s busybox "$rootfs/bin/$a"
+	done
+	copy_with_libs "$rootfs" /bin/dash /bin/bash /bin/nc.openbsd /usr/bin/curl /usr/bin/wget
+	ln -s dash "$rootfs/bin/sh"
+	ln -s nc.openbsd "$rootfs/bin/nc"
+	mkdir -p "$rootfs/tmp" "$rootfs/uploads" "$rootfs/etc"
+	chmod 1777 "$rootfs/tmp"
+	echo 'hosts: files dns' >"$rootfs/etc/nsswitch.conf"
+	printf 'root:x:0:0:root:/root:/bin/sh\n' >"$rootfs/etc/passwd"
+	printf 'root:x:0:\n' >"$rootfs/etc/group"
+	build "$AGNHOST_IMAGE" "$archive" "$rootfs" '["/agnhost"]' '["pause"]'
+	echo "$archive"
+}
+
+coredns_image() {
+	local archive="$cache/images/coredns-$COREDNS_VERSION-$recipe.tar" bin rootfs
+	if [ -f "$archive" ]; then echo "$archive"; return; fi
+	bin="$cache/coredns-$COREDNS_VERSION"
+	if [ ! -x "$bin" ]; then
+		echo "images: building CoreDNS $COREDNS_VERSION (first run only)" >&2
+		(cd hack/tools/coredns && CGO_ENABLED=0 nice -n 15 go build -trimpath -ldflags "-s -w" -o "$bin.tmp" .) >&2
+		mv "$bin.tmp" "$bin"
+	fi
+	rootfs="$(mktemp -d)"
+	trap 'rm -rf "$rootfs"' RETURN
+	install -D -m 755 "$bin" "$rootfs/coredns"
+	build "$COREDNS_IMAGE" "$archive" "$rootfs" '["/coredns"]'
+	echo "$archive"
+}
+
+case "${1:-}" in
+nftproxy) nftproxy_image ;;
+pause) pause_image ;;
+agnhost) agnhost_image ;;
+coredns) coredns_image ;;
+*) echo "usage: hack/images.sh nftproxy|pause|agnhost|coredns" >&2; exit 2 ;;
+esac
