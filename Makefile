@@ -61,12 +61,15 @@ conformance:
 
 # Benchmarks (root; own network namespaces; not part of `make test`).
 # BENCH_ARGS passes flags, e.g. BENCH_ARGS="-sizes 1000x10 -runs 3".
-.PHONY: bench bench-dataplane bench-agent
+.PHONY: bench bench-dataplane bench-repair bench-agent
 bench:
 	BENCH_ARGS="$(BENCH_ARGS)" hack/bench.sh
 
 bench-dataplane:
 	BENCH_ARGS="$(BENCH_ARGS)" hack/bench-dataplane.sh
+
+bench-repair:
+	BENCH_ARGS="$(BENCH_ARGS)" hack/bench-repair.sh
 
 # nftproxy and upstream kube-proxy against a real kube-apiserver (root).
 bench-agent:

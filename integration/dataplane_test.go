@@ -4,13 +4,17 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/nftproxy/nftproxy/integration/lab"
 	"github.com/nftproxy/nftproxy/nft"
@@ -19,48 +23,99 @@ import (
 )
 
 // TestDataplaneWatchAndRepair: the Dataplane programs a node namespace;
-// each change somebody makes to our table through the nft binary makes
-// Watch fire, and the Sync that follows repairs the table to the very
-// listing it had before.
+// each change somebody makes to our table through the nft binary is
+// announced by the kernel, and Watch repairs it by itself, from the
+// announcement alone (no read-back), to the very listing it had before. A
+// change to another table repairs nothing.
 func TestDataplaneWatchAndRepair(t *testing.T) {
 	c := lab.NewCluster(t, 0)
 	p := newProxy(t, c)
 	d := dataplane.New(p.k)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	repairs := d.Watch(ctx)
 	snap := mixedSnapshot()
+	for i := range snap.Services {
+		if snap.Services[i].Name == "api" { // an interval set's elements too
+			snap.Services[i].LoadBalancerSourceRanges = []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24"), netip.MustParsePrefix("192.0.2.9/32")}
+		}
+	}
 	in := dataplane.Input{Snapshot: &snap, Node: p.node, Options: p.opts}
 	if res, err := d.Sync(in); err != nil || !res.Full {
 		t.Fatalf("first sync: %+v, %v; want a full sync", res, err)
 	}
 	p.committed = p.compile(t, snap)
 	want := listTables(t, c.Node)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	fired := d.Watch(ctx)
+	element := func(f nft.Family, set string, i int) string {
+		s := p.committed[f].Set(set)
+		return fmt.Sprintf("delete element %s kube-proxy %s { %s }", f, set, s.KeyText(s.Elements[i].Key))
+	}
 	in.Changed = map[string]bool{}
-	for _, tamper := range []string{
-		"delete table ip kube-proxy",
-		"flush chain ip kube-proxy pick-endpoint",
-		"delete element ip kube-proxy cluster-ip-ports { 10.96.1.10 . tcp . 80 }",
-		"add rule ip kube-proxy services counter",
-		"add chain ip6 kube-proxy stray",
+	for _, tc := range []struct {
+		tamper string
+		ops    int // a patch's operations; 0: the table rebuilt
+	}{
+		{"delete element ip kube-proxy cluster-ip-ports { 10.96.1.10 . tcp . 80 }", 1},
+		{element(nft.IPv4, "endpoints", 0), 1},
+		{element(nft.IPv4, "firewall-allow", 0), 1},
+		{element(nft.IPv4, "firewall-allow", 1), 1},
+		{element(nft.IPv6, "nodeport-endpoints", 0), 1},
+		{element(nft.IPv6, "cluster-ips", 0), 1},
+		{"flush chain ip kube-proxy pick-endpoint", 1 + len(p.committed[nft.IPv4].Chain("pick-endpoint").Rules)},
+		{"add rule ip kube-proxy services counter", 1 + len(p.committed[nft.IPv4].Chain("services").Rules)},
+		{"add chain ip6 kube-proxy stray", 2},
+		// A range's start and end are announced apart: the table is rebuilt.
+		{"delete element ip kube-proxy service-cidrs { 10.97.0.0/16 }", 0},
+		{"add element ip6 kube-proxy service-cidrs { fd00:99::/64 }", 0},
+		{"delete table ip kube-proxy", 0},
 	} {
-		t.Run(tamper, func(t *testing.T) {
-			nftIn(t, c.Node, strings.Fields(tamper)...)
+		t.Run(tc.tamper, func(t *testing.T) {
+			nftIn(t, c.Node, strings.Fields(tc.tamper)...)
+			var rep dataplane.Repair
 			select {
-			case <-fired:
+			case rep = <-repairs:
 			case <-time.After(10 * time.Second):
-				t.Fatal("Watch did not fire within 10s")
+				t.Fatal("no repair within 10s")
 			}
-			res, err := d.Sync(in)
-			if err != nil || !res.Repaired || res.Ops == 0 {
-				t.Fatalf("sync after the change: %+v, %v; want a repair", res, err)
+			if rep.Err != nil || rep.ReadBack || rep.Ops == 0 || (tc.ops > 0 && rep.Ops != tc.ops) {
+				t.Fatalf("repair %+v, want %d ops from the announcement", rep, tc.ops)
 			}
-			if diff := diffLines(want, listTables(t, c.Node)); diff != "" {
+			if diff := cmp.Diff(elementOrderFree(want), elementOrderFree(listTables(t, c.Node))); diff != "" {
 				t.Errorf("ruleset after repair (-before +after):\n%s", diff)
 			}
 			assertInSync(t, p)
 		})
 	}
+	t.Run("another table changed", func(t *testing.T) {
+		nftIn(t, c.Node, "add", "table", "ip", "other")
+		nftIn(t, c.Node, "add", "chain", "ip", "other", "c")
+		res, err := d.Sync(in)
+		if err != nil || res.Ops != 0 || res.Repaired || res.ReadBack {
+			t.Fatalf("sync after another table changed: %+v, %v; want nothing, no read-back", res, err)
+		}
+		nftIn(t, c.Node, "delete", "element", "ip", "kube-proxy", "service-ips", "{ 10.96.1.10 . tcp . 80 }")
+		if rep := <-repairs; rep.Ops != 1 || rep.ReadBack {
+			t.Fatalf("first repair after it: %+v, want the element's alone", rep)
+		}
+		if !strings.Contains(nftIn(t, c.Node, "list", "tables"), "table ip other") {
+			t.Error("the other table is gone")
+		}
+	})
+}
+
+// elementOrderFree returns the lines of a listing sorted, without the
+// commas between elements: a set lists its elements in the order of its
+// backend (an interval set's, in the order they were added), which a repair
+// that adds one back changes.
+func elementOrderFree(listing string) []string {
+	lines := strings.Split(listing, "\n")
+	for i, l := range lines {
+		l = strings.TrimSpace(l)
+		l = strings.TrimPrefix(l, "elements = { ")
+		lines[i] = strings.TrimRight(strings.TrimSuffix(l, " }"), ",")
+	}
+	slices.Sort(lines)
+	return lines
 }
 
 // listTables lists our tables, IPv4 first: a repaired table may come
@@ -177,8 +232,10 @@ func changeEndpoints(r *rand.Rand, sl *model.EndpointSlice, step int) {
 }
 
 // TestDataplaneRepairRestoresTraffic: with real packets, a Service stops
-// working when somebody deletes our table, and works again after the Sync
-// that Watch triggers.
+// working when somebody deletes our table. Deleted before Watch follows the
+// notifications, Watch finds the generation moved and reads the tables back;
+// deleted while it follows them, it rebuilds the table from the
+// notification alone. Either way the Service works again.
 func TestDataplaneRepairRestoresTraffic(t *testing.T) {
 	c := lab.NewCluster(t, 1)
 	p := newProxy(t, c)
@@ -195,22 +252,28 @@ func TestDataplaneRepairRestoresTraffic(t *testing.T) {
 	if got := ask(t, c.Client, lab.Proto("tcp"), "", addr); got.Name != b0.Name {
 		t.Fatalf("before: reply from %q, want %q", got.Name, b0.Name)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	fired := d.Watch(ctx)
 	nftIn(t, c.Node, "delete", "table", "ip", nft.TableName)
 	if _, err := c.Client.Request(lab.Proto("tcp"), addr, timeout); err == nil {
 		t.Fatal("the Service still answers without our table")
 	}
-	select {
-	case <-fired:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Watch did not fire within 10s")
-	}
-	if res, err := d.Sync(in); err != nil || !res.Repaired {
-		t.Fatalf("sync: %+v, %v; want a repair", res, err)
-	}
-	if got := ask(t, c.Client, lab.Proto("tcp"), "", addr); got.Name != b0.Name {
-		t.Fatalf("after repair: reply from %q, want %q", got.Name, b0.Name)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	repairs := d.Watch(ctx)
+	for _, readBack := range []bool{true, false} {
+		var rep dataplane.Repair
+		select {
+		case rep = <-repairs:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no repair within 10s")
+		}
+		if rep.Err != nil || rep.Ops == 0 || rep.ReadBack != readBack {
+			t.Fatalf("repair %+v, want one with readBack=%v", rep, readBack)
+		}
+		if got := ask(t, c.Client, lab.Proto("tcp"), "", addr); got.Name != b0.Name {
+			t.Fatalf("after repair: reply from %q, want %q", got.Name, b0.Name)
+		}
+		if readBack {
+			nftIn(t, c.Node, "delete", "table", "ip", nft.TableName) // now announced
+		}
 	}
 }

@@ -9,7 +9,8 @@
 //     ruleset generation it was made from.
 //   - An Applier commits a Plan, all of it or nothing: Fake (in this
 //     package) for unit tests, and the netlink applier in nft/kernel for the
-//     real kernel. A Reader reads our tables back.
+//     real kernel. A Reader reads our tables back; a Notifier announces the
+//     transactions others commit, as Commits of Changes to our tables.
 //
 // The desired tables come from nft/compile. Nothing here reads a clock,
 // does I/O or logs; iteration is sorted so that the same input always gives

@@ -3,6 +3,7 @@ package nft
 import (
 	"fmt"
 	"slices"
+	"sync"
 )
 
 // Fake is an in-memory Applier that is atomic like the kernel: it applies a
@@ -22,26 +23,40 @@ type Fake struct {
 	// changes Ruleset behind the applier's back (an external change) bumps
 	// it too.
 	Gen uint32
+
+	mu   sync.Mutex // for the methods, which a Dataplane's watcher calls too
+	subs []chan Commit
 }
 
 var (
-	_ Applier = (*Fake)(nil)
-	_ Reader  = (*Fake)(nil)
+	_ Applier  = (*Fake)(nil)
+	_ Reader   = (*Fake)(nil)
+	_ Notifier = (*Fake)(nil)
 )
 
 // NewFake returns a Fake with an empty ruleset.
 func NewFake() *Fake { return &Fake{Ruleset: Ruleset{}, FailAt: -1, Gen: 1} }
 
 // Read returns a copy of the committed ruleset.
-func (f *Fake) Read() (Ruleset, error) { return f.Ruleset.Clone(), nil }
+func (f *Fake) Read() (Ruleset, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.Ruleset.Clone(), nil
+}
 
 // Generation returns the ruleset generation.
-func (f *Fake) Generation() (uint32, error) { return f.Gen, nil }
+func (f *Fake) Generation() (uint32, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.Gen, nil
+}
 
 // Apply applies p atomically. Like the kernel, it refuses a plan made from
 // another generation than the current one with a *ConflictError, and sends
 // nothing for an empty plan: no commit, no new generation.
 func (f *Fake) Apply(p *Plan) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if p.Empty() {
 		return nil
 	}

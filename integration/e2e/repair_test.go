@@ -16,10 +16,12 @@ import (
 
 // TestRepairsTamperedTable changes nftproxy's table from outside with nft
 // in the node namespace and waits until nftproxy has restored it: the
-// listing is the one from before and the Service answers again.
+// listing is the one from before and the Service answers again. Each
+// change is one repair, from the kernel's notifications (none lost); a
+// change to another table, none.
 func TestRepairsTamperedTable(t *testing.T) {
 	env := e2e.New(t, 2)
-	env.StartProxy(t)
+	env.StartProxy(t, e2e.MetricsArg)
 	b := env.Lab.Backends
 	web := "10.96.4.10:80"
 	env.Create(t, e2e.Service("web", "10.96.4.10", e2e.TCPPort("http", 80, 30040)))
@@ -37,7 +39,11 @@ func TestRepairsTamperedTable(t *testing.T) {
 		{"add a rule", "add rule ip kube-proxy services ip daddr 10.96.4.10 drop"},
 		{"delete the table", "delete table ip kube-proxy"},
 	}
-	for _, tc := range tampers {
+	repaired := metric(t, env, "nftproxy_external_changes_repaired_total")
+	for i, tc := range tampers {
+		if i == len(tampers)-1 {
+			env.Lab.Node.MustExec(t, "nft", "add table ip other; add chain ip other c")
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			env.Lab.Node.MustExec(t, "nft", tc.nft)
 			e2e.Eventually(t, "table restored", func() error {
@@ -49,6 +55,28 @@ func TestRepairsTamperedTable(t *testing.T) {
 			e2e.Eventually(t, "web answers again", env.AnsweredBy(web, 20, b[0].Name, b[1].Name))
 		})
 	}
+	// The agent counts a repair just after it commits.
+	e2e.Eventually(t, "one repair per change to our table, none for the other table", func() error {
+		if got := metric(t, env, "nftproxy_external_changes_repaired_total") - repaired; got != float64(len(tampers)) {
+			return fmt.Errorf("%v repairs, want %d", got, len(tampers))
+		}
+		return nil
+	})
+	if got := metric(t, env, "nftproxy_notifications_lost_total"); got != 0 {
+		t.Errorf("%v notifications lost, want 0", got)
+	}
+	if _, err := env.Lab.Node.Exec("nft", "list", "chain", "ip", "other", "c"); err != nil {
+		t.Errorf("the other table's chain: %v", err)
+	}
+}
+
+func metric(t *testing.T, env *e2e.Env, name string) float64 {
+	t.Helper()
+	v, err := env.Metric(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // counters matches the counts in a listing, which traffic changes.

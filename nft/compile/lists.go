@@ -59,18 +59,30 @@ func rungOffset(n int) uint32 { return uint32(n) * uint32(n) }
 // Their keys and data share one array: two allocations a list, not two an
 // element.
 func listElements(key []nft.Value, l endpointList) []nft.Element {
-	n, k := len(l.eps), len(key)+1
+	n, k := len(l.eps), len(key)+3
 	out := make([]nft.Element, n)
-	vals := make([]nft.Value, n*(k+2))
-	for i, ep := range l.eps {
-		v := vals[i*(k+2) : (i+1)*(k+2)]
-		copy(v, key)
-		v[k-1] = nft.Value{Num: rungOffset(n) + uint32(i)}
-		v[k] = nft.Value{Addr: ep.addr}
-		v[k+1] = nft.Value{Num: uint32(ep.port)}
-		out[i] = nft.Element{Key: v[:k:k], Data: v[k : k+2 : k+2]}
+	vals := make([]nft.Value, n*k)
+	for i := range l.eps {
+		out[i] = fillListElement(vals[i*k:(i+1)*k], key, l, i)
 	}
 	return out
+}
+
+// listElement returns endpoint i of list l for the entry with key key.
+func listElement(key []nft.Value, l endpointList, i int) nft.Element {
+	return fillListElement(make([]nft.Value, len(key)+3), key, l, i)
+}
+
+// fillListElement writes endpoint i of list l for the entry with key key
+// into v (len(key)+3 values: the key, the endpoint's index, its address and
+// port) and returns the element over them.
+func fillListElement(v, key []nft.Value, l endpointList, i int) nft.Element {
+	k := len(key) + 1
+	copy(v, key)
+	v[k-1] = nft.Value{Num: rungOffset(len(l.eps)) + uint32(i)}
+	v[k] = nft.Value{Addr: l.eps[i].addr}
+	v[k+1] = nft.Value{Num: uint32(l.eps[i].port)}
+	return nft.Element{Key: v[:k:k], Data: v[k : k+2 : k+2]}
 }
 
 // packLists packs lists for a claim: for each, its map's index, its

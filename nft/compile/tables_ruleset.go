@@ -20,8 +20,18 @@ func (c *Tables) Ruleset() nft.Ruleset {
 }
 
 // table assembles family fi's table: the fixed skeleton, the node's
-// addresses, every unit's chains and the elements that are wanted.
+// addresses, every unit's chains and the elements that are wanted, each
+// set sorted.
 func (c *Tables) table(fi int) *nft.Table {
+	t := c.assemble(fi)
+	for _, s := range t.Sets {
+		s.SortElements()
+	}
+	return t
+}
+
+// assemble is table without sorting the elements.
+func (c *Tables) assemble(fi int) *nft.Table {
 	fs := c.fams[fi]
 	t := c.frame(fi)
 	byName := make(map[string]*nft.Set, len(t.Sets))

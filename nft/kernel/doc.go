@@ -28,4 +28,17 @@
 //
 // Read lists sets and chains through google/nftables and dumps rules and
 // elements on sockets of its own (dump.go), one dump per chain.
+//
+// # Notifications
+//
+// Subscribe (notify.go) joins the NFNLGRP_NFTABLES multicast group on a
+// socket of its own and turns the kernel's announcements of every committed
+// transaction into nft.Commits: the changes to our tables, elements decoded
+// against the sets' definitions as the kernel holds them, and the
+// generation. Transactions from our batch socket are skipped by port ID;
+// around a large one of ours (and around every stream, a first sync)
+// Apply or ApplyStream leaves the group, so that the kernel does not build
+// an announcement per element, and reports a loss if the
+// generation shows somebody else committed meanwhile. An overflow of the
+// receive buffer (ENOBUFS) is reported as a loss too.
 package kernel

@@ -3,6 +3,7 @@ package kernel
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/google/nftables"
 	"github.com/mdlayher/netlink"
@@ -35,12 +36,16 @@ type Kernel struct {
 	// nsFD is our own duplicate of the namespace descriptor given to Open,
 	// -1 for the process's namespace: Read dials a socket of its own there.
 	nsFD int
+	// sub is the subscription to announcements, if any (notify.go).
+	subMu sync.Mutex
+	sub   *subscription
 }
 
 var (
 	_ nft.Applier       = (*Kernel)(nil)
 	_ nft.StreamApplier = (*Kernel)(nil)
 	_ nft.Reader        = (*Kernel)(nil)
+	_ nft.Notifier      = (*Kernel)(nil)
 )
 
 // Open connects to nftables in the network namespace nsFD refers to, or in
@@ -72,16 +77,22 @@ func Open(nsFD int) (*Kernel, error) {
 }
 
 func largeBuffers(c *netlink.Conn) error {
+	err := setSockopt(c, unix.SO_SNDBUFFORCE, bufferSize)
+	if err == nil {
+		err = setSockopt(c, unix.SO_RCVBUFFORCE, bufferSize)
+	}
+	return err
+}
+
+// setSockopt sets a SOL_SOCKET option of c to n.
+func setSockopt(c *netlink.Conn, opt, n int) error {
 	raw, err := c.SyscallConn()
 	if err != nil {
 		return err
 	}
 	var serr error
 	err = raw.Control(func(fd uintptr) {
-		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, bufferSize)
-		if serr == nil {
-			serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, bufferSize)
-		}
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, opt, n)
 	})
 	if err != nil {
 		return err
@@ -96,6 +107,9 @@ func largeBuffers(c *netlink.Conn) error {
 func (k *Kernel) Close() error {
 	if k.tx != nil {
 		k.tx.Close()
+	}
+	if s := k.subscription(); s != nil {
+		s.conn.Close() // its reader ends
 	}
 	k.closeGeneration()
 	closeFD(k.nsFD)
@@ -119,6 +133,7 @@ func (k *Kernel) Apply(p *nft.Plan) error {
 	if p.Empty() {
 		return nil
 	}
+	muted := k.mute(p)
 	var err error
 	for range 3 {
 		// EAGAIN asks for the batch again (the kernel was loading a module
@@ -127,6 +142,7 @@ func (k *Kernel) Apply(p *nft.Plan) error {
 			break
 		}
 	}
+	k.unmute(muted, p.Gen, err == nil)
 	return err
 }
 
@@ -153,6 +169,8 @@ func (k *Kernel) applyOnce(p *nft.Plan) error {
 // operation is encoded into the batch as s emits it, so the stream's
 // operations, and their elements, are never all held at once.
 func (k *Kernel) ApplyStream(s *nft.Stream) (int, error) {
+	// A stream replaces our tables whole: far above muteAbove.
+	muted := k.leaveGroup()
 	var n int
 	var err error
 	for range 3 {
@@ -161,6 +179,7 @@ func (k *Kernel) ApplyStream(s *nft.Stream) (int, error) {
 			break
 		}
 	}
+	k.unmute(muted, s.Gen, err == nil)
 	return n, err
 }
 

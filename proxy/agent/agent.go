@@ -52,10 +52,10 @@ type Dataplane interface {
 }
 
 // watcher is implemented by data planes that notice changes made to our
-// tables by someone else; each receive asks for a sync (the data plane then
-// repairs with a full one).
+// tables by someone else and repair them by themselves, reporting each
+// repair.
 type watcher interface {
-	Watch(ctx context.Context) <-chan struct{}
+	Watch(ctx context.Context) <-chan dataplane.Repair
 }
 
 // Config is what an Agent needs. Client, NodeName, Proxy and Dataplane are
@@ -158,22 +158,42 @@ func (a *Agent) start(ctx context.Context) error {
 	return nil
 }
 
-// watchExternal asks for a full sync whenever someone else changed the
-// ruleset.
-func (a *Agent) watchExternal(ctx context.Context, ch <-chan struct{}) {
+// watchExternal records the repairs the data plane makes of changes
+// someone else made to our tables; after a failed one it asks for a sync,
+// which replaces the tables whole.
+func (a *Agent) watchExternal(ctx context.Context, ch <-chan dataplane.Repair) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case _, ok := <-ch:
+		case rep, ok := <-ch:
 			if !ok {
 				return
 			}
-			a.logger.V(2).Info("Ruleset changed by someone else, queueing a sync")
-			a.queued()
-			a.runner.Kick()
+			a.repaired(rep)
 		}
 	}
+}
+
+func (a *Agent) repaired(rep dataplane.Repair) {
+	m := a.cfg.Metrics
+	if m != nil && rep.ReadBack {
+		m.NotificationsLost.Inc()
+	}
+	if rep.Err != nil {
+		a.logger.Error(rep.Err, "Repairing rules changed by someone else failed, queueing a full sync")
+		a.queued()
+		a.runner.Kick()
+		return
+	}
+	if rep.Ops == 0 {
+		a.logger.V(2).Info("Ruleset changed by someone else; our tables are intact", "readBack", rep.ReadBack)
+		return
+	}
+	if m != nil {
+		m.Repairs.Inc()
+	}
+	a.logger.Info("Restored rules changed by someone else", "ops", rep.Ops, "readBack", rep.ReadBack, "elapsed", rep.Elapsed)
 }
 
 // queued records that a change waits for the data plane.

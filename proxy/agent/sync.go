@@ -92,7 +92,7 @@ func (a *Agent) succeeded(in dataplane.Input, res dataplane.Result, change track
 	a.setPending()
 	a.observe(res, change, elapsed)
 	a.logger.V(2).Info("Synced", "full", res.Full, "ops", res.Ops, "changed", len(in.Changed),
-		"repaired", res.Repaired, "replanned", res.Replanned, "problems", len(res.Problems), "elapsed", elapsed)
+		"repaired", res.Repaired, "readBack", res.ReadBack, "replanned", res.Replanned, "problems", len(res.Problems), "elapsed", elapsed)
 	if res.Repaired {
 		a.logger.Info("Restored rules changed by someone else")
 	}
@@ -138,6 +138,9 @@ func (a *Agent) observe(res dataplane.Result, change tracker.Change, elapsed tim
 	}
 	if res.Repaired {
 		m.Repairs.Inc()
+	}
+	if res.ReadBack {
+		m.NotificationsLost.Inc()
 	}
 	for _, t := range change.Triggers {
 		m.NetworkProgramming.WithLabelValues(string(t.Family)).Observe(now.Sub(t.Time).Seconds())

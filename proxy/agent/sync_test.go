@@ -301,3 +301,33 @@ func histogram(t *testing.T, h prometheus.Observer) *dto.Histogram {
 	}
 	return m.GetHistogram()
 }
+
+// TestRepairsReported: the data plane's own repairs are counted and
+// logged; a failed one asks the runner for a sync.
+func TestRepairsReported(t *testing.T) {
+	h := newHarness(t, node(), service("web"))
+	h.start()
+	reps := []dataplane.Repair{
+		{Ops: 3},
+		{Ops: 0, ReadBack: true}, // lost notifications, tables intact
+		{Ops: 5, ReadBack: true}, // lost notifications, repaired
+		{Err: errRejected},       // failed: the next sync replaces
+		{Ops: 0},                 // nothing to count
+	}
+	h.clock.Step(time.Second)
+	for _, rep := range reps {
+		h.agent.repaired(rep)
+		if rep.Err == nil {
+			h.clock.Step(time.Second)
+		}
+	}
+	if got := counter(t, h.metrics.Repairs); got != 2 {
+		t.Errorf("repairs = %v, want 2", got)
+	}
+	if got := counter(t, h.metrics.NotificationsLost); got != 2 {
+		t.Errorf("notifications lost = %v, want 2", got)
+	}
+	if got, want := gauge(t, h.metrics.LastQueued.WithLabelValues("IPv4")), float64(t0.Add(4*time.Second).Unix()); got != want {
+		t.Errorf("last queued = %v, want %v: a failed repair, and only it, queues a sync", got, want)
+	}
+}

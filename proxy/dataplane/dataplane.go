@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/nft/compile"
@@ -52,6 +51,9 @@ type Result struct {
 	Bytes    int               // netlink bytes sent, when known
 	Repaired bool              // kernel differed from what we committed; restored
 	Problems []compile.Problem // objects (or fields) left out, for Events
+	// ReadBack: our tables were read back whole, as announcements of
+	// others' transactions were lost or are not followed (see Watch).
+	ReadBack bool
 	// Families are the families whose tables the sync programs, with what
 	// metrics report about them; also when the sync failed after planning.
 	Families []compile.FamilyStatus
@@ -71,16 +73,22 @@ type Dataplane struct {
 	node     model.Node
 	opts     compile.Options
 	// known is true when the kernel held exactly compiled's tables at
-	// generation gen: the mirror of what we committed. A failure clears it.
+	// generation gen, but for drift: the mirror of what we committed. A
+	// failure clears it.
 	known bool
 	gen   uint32
-	// poll overrides pollInterval (tests).
-	poll time.Duration
+	// drift is what others' transactions announced up to gen changed in
+	// our tables; lost is true when some may have gone unannounced, and
+	// the tables must be read back (watch.go).
+	drift drift
+	lost  bool
+	// inbox holds the announcements while Watch follows them.
+	inbox *inbox
 }
 
 // New returns a Dataplane that programs k. It knows nothing of the kernel's
 // state yet: the first Sync replaces our tables whole.
-func New(k Kernel) *Dataplane { return &Dataplane{k: k} }
+func New(k Kernel) *Dataplane { return &Dataplane{k: k, drift: drift{}} }
 
 // maxReplans bounds the plans one Sync makes again after the kernel refused
 // one because somebody else committed in between: under a stream of foreign
@@ -113,18 +121,25 @@ func (d *Dataplane) sync(in Input) (Result, *nft.Plan, error) {
 		return res, nil, fmt.Errorf("sync: %w", err)
 	}
 	var read nft.Ruleset
-	if d.known && gen != d.gen {
-		// Somebody else committed since our last transaction: trust the
-		// kernel, not the mirror. While the generation is ours, nobody
-		// has committed anything, so the mirror is exact and reading the
-		// tables back (seconds at 10,000 Services) would tell nothing new.
-		if read, err = d.k.Read(); err != nil {
+	if d.known {
+		// Somebody else may have committed since our last transaction.
+		// Their announcements tell what they changed in our tables, which
+		// is repaired first; when they do not tell, trust the kernel, not
+		// the mirror, and read the tables back (seconds at 10,000
+		// Services).
+		if gen, err = d.settle(gen, &res); err != nil {
 			return res, nil, fmt.Errorf("sync: %w", err)
 		}
+		if d.lost {
+			res.ReadBack = true
+			if read, err = d.k.Read(); err != nil {
+				return res, nil, fmt.Errorf("sync: %w", err)
+			}
+		}
 	}
-	// With nothing pending (a Watch-triggered sync, the common case: any
-	// CNI's commit moves the generation) the plan goes from the kernel to
-	// the mirror itself, so it is empty exactly when nothing was repaired;
+	// With nothing pending (a sync whose changes were all undone, or that
+	// the runner made without any) the plan goes from the kernel to the
+	// mirror itself, so it is empty exactly when nothing was repaired;
 	// otherwise the mirror is compared with the kernel first, which costs a
 	// second pair of whole tables (memory and CPU) at 10,000 Services.
 	if s := d.stream(in); s != nil {
@@ -145,7 +160,30 @@ func (d *Dataplane) sync(in Input) (Result, *nft.Plan, error) {
 		res.Repaired = !plan.Empty()
 	}
 	res.Problems, res.Families = d.compiled.Problems(), d.compiled.Status()
-	return res, plan, d.commit(&res, plan)
+	return res, plan, d.commit(&res, plan, read != nil)
+}
+
+// settle brings what the Dataplane knows of the kernel up to generation
+// gen (catchUp) and repairs, in a transaction of its own, what others'
+// transactions changed in our tables up to then. It returns the
+// generation to plan from; with d.lost set, the caller reads the tables
+// back instead.
+func (d *Dataplane) settle(gen uint32, res *Result) (uint32, error) {
+	d.catchUp(gen)
+	if d.lost {
+		return gen, nil
+	}
+	if !d.drift.empty() {
+		n, err := d.repairDrift()
+		if err != nil {
+			return 0, err
+		}
+		res.Repaired = res.Repaired || n > 0
+		if d.lost {
+			return d.k.Generation()
+		}
+	}
+	return d.gen, nil
 }
 
 // replan follows a plan the kernel refused because the ruleset moved on
@@ -170,17 +208,22 @@ func (d *Dataplane) replan(prev Result, refused *nft.Plan) (Result, *nft.Plan, e
 	// the one refused. A refused full plan replaced tables we did not know,
 	// so nothing of ours was there to repair.
 	res.Repaired = res.Repaired || (!refused.Full && !sameOps(refused, plan))
-	return res, plan, d.commit(&res, plan)
+	return res, plan, d.commit(&res, plan, true)
 }
 
-// commit applies plan and records it in res and in the mirror's state.
-func (d *Dataplane) commit(res *Result, plan *nft.Plan) error {
+// commit applies plan and records it in res and in the mirror's state. A
+// plan from tables read back, or one that replaces them, leaves nothing
+// of others' changes unrepaired.
+func (d *Dataplane) commit(res *Result, plan *nft.Plan, fromRead bool) error {
 	res.Full, res.Ops = plan.Full, len(plan.Ops)
 	if err := d.apply(plan); err != nil {
 		return err
 	}
 	if !plan.Empty() {
 		res.Bytes = d.sentBytes()
+	}
+	if fromRead || plan.Full || !d.known {
+		d.lost, d.drift = false, drift{}
 	}
 	d.known = true
 	return nil
@@ -211,6 +254,9 @@ func (d *Dataplane) commitStream(res *Result, s *nft.Stream) error {
 	}
 	d.gen = nft.NextGeneration(s.Gen) // as apply does for a plan
 	res.Bytes = d.sentBytes()
+	// The stream replaced our tables whole: nothing of others' changes is
+	// left unrepaired.
+	d.lost, d.drift = false, drift{}
 	d.known = true
 	return nil
 }

@@ -73,11 +73,13 @@ type Metrics struct {
 	// HealthzTotal and LivezTotal count health responses by HTTP code.
 	HealthzTotal *prometheus.CounterVec
 	LivezTotal   *prometheus.CounterVec
-	// Ours: size of each committed transaction, and repairs of changes made
-	// to our tables by someone else.
-	TransactionOps   prometheus.Histogram
-	TransactionBytes prometheus.Histogram
-	Repairs          prometheus.Counter
+	// Ours: size of each committed transaction, repairs of changes made
+	// to our tables by someone else, and the times the kernel's
+	// notifications of those changes were lost (the tables were read back).
+	TransactionOps    prometheus.Histogram
+	TransactionBytes  prometheus.Histogram
+	Repairs           prometheus.Counter
+	NotificationsLost prometheus.Counter
 
 	registry *prometheus.Registry
 	// vecs are the labelled metrics and a way to make one child of each,
@@ -114,9 +116,13 @@ func New() *Metrics {
 		Buckets: prometheus.ExponentialBuckets(256, 4, 12),
 	}))
 	m.Repairs = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "nftproxy_external_changes_repaired_total", Help: "Syncs that found nftproxy's tables changed by someone else and restored them",
+		Name: "nftproxy_external_changes_repaired_total", Help: "Repairs of nftproxy's tables after someone else changed them",
 	})
-	m.registry.MustRegister(m.Repairs)
+	m.NotificationsLost = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "nftproxy_notifications_lost_total",
+		Help: "Times the kernel's notifications of ruleset changes were lost or not followed, so nftproxy read its tables back whole",
+	})
+	m.registry.MustRegister(m.Repairs, m.NotificationsLost)
 	m.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

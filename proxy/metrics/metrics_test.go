@@ -89,6 +89,7 @@ func readList(t *testing.T, path string) []string {
 func TestHandler(t *testing.T) {
 	m := New()
 	m.Repairs.Inc()
+	m.NotificationsLost.Add(2)
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"kind":"APIVersions","versions":["v1"]}`)
@@ -103,6 +104,7 @@ func TestHandler(t *testing.T) {
 	}
 	tests := []struct{ path, want string }{
 		{"/metrics", "nftproxy_external_changes_repaired_total 1\n"},
+		{"/metrics", "nftproxy_notifications_lost_total 2\n"},
 		{"/metrics", "process_resident_memory_bytes "},
 		{"/metrics", `rest_client_requests_total{code="200",host="` + strings.TrimPrefix(api.URL, "http://") + `",method="GET"} 1`},
 		{"/metrics", "rest_client_request_duration_seconds_bucket{"},
