@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -39,24 +41,35 @@ type shapeResult struct {
 }
 
 // shapeChanges are the transactions measured: each turns the cluster into
-// a variant where Service changed (the middle one) has other endpoints.
+// a variant where the middle Service has other endpoints, or where one
+// Service more exists.
 var shapeChanges = []struct {
 	name, label string
-	addrs       func(base []netip.Addr) []netip.Addr
+	variant     func(snap *model.Snapshot, i int) *model.Snapshot
 }{
-	{"replace", "one endpoint address replaced", func(b []netip.Addr) []netip.Addr {
+	{"replace", "one endpoint address replaced", endpointsChange(func(b []netip.Addr) []netip.Addr {
 		return append([]netip.Addr{synth.MovedEndpoint(1)}, b[1:]...)
-	}},
-	{"count-present", "endpoint count changed, to a count in use (n -> n-1)", func(b []netip.Addr) []netip.Addr { return b[1:] }},
-	{"count-new", "endpoint count changed, to a new count (n -> n+1)", func(b []netip.Addr) []netip.Addr {
+	})},
+	{"count-present", "endpoint count changed, to a count in use (n -> n-1)", endpointsChange(func(b []netip.Addr) []netip.Addr { return b[1:] })},
+	{"count-new", "endpoint count changed, to a new count (n -> n+1)", endpointsChange(func(b []netip.Addr) []netip.Addr {
 		return append(append([]netip.Addr(nil), b...), synth.MovedEndpoint(2))
-	}},
+	})},
+	{"service-added", "a Service added (n endpoints)", withOneMoreService},
+}
+
+// endpointsChange is a variant where Service i has the endpoints addrs
+// makes of its own.
+func endpointsChange(addrs func(base []netip.Addr) []netip.Addr) func(*model.Snapshot, int) *model.Snapshot {
+	return func(snap *model.Snapshot, i int) *model.Snapshot {
+		return withEndpoints(snap, i, addrs(sliceAddrs(snap, i)))
+	}
 }
 
 func parseShapesFlags(args []string) (shapesConfig, error) {
 	fs := flag.NewFlagSet("shapes", flag.ContinueOnError)
 	sizes := fs.String("sizes", "10000x10,50000x5", "clusters, SERVICESxENDPOINTS (ClusterIP Services, one port), comma-separated")
-	c := shapesConfig{shapes: shapeNames}
+	var c shapesConfig
+	names := fs.String("shapes", strings.Join(shapeNames, ","), "shapes to measure, comma-separated")
 	fs.IntVar(&c.runs, "runs", 5, "runs of each load and transaction (medians are printed)")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up on one nft -f load after this long")
 	if err := fs.Parse(args); err != nil {
@@ -65,6 +78,12 @@ func parseShapesFlags(args []string) (shapesConfig, error) {
 	var err error
 	if c.sizes, err = parseSizes(*sizes); err == nil && c.runs < 1 {
 		err = errors.New("-runs must be at least 1")
+	}
+	for _, n := range strings.Split(*names, ",") {
+		if !slices.Contains(shapeNames, n) {
+			return c, fmt.Errorf("-shapes: unknown shape %q (have %s)", n, strings.Join(shapeNames, ", "))
+		}
+		c.shapes = append(c.shapes, n)
 	}
 	return c, err
 }
@@ -109,10 +128,8 @@ func buildVariants(name string, s size) (*shapeVariants, error) {
 	if v.base, err = buildShape(name, snap); err != nil {
 		return nil, err
 	}
-	i := s.services / 2
-	base := sliceAddrs(snap, i)
 	for _, ch := range shapeChanges {
-		if v.changed[ch.name], err = buildShape(name, withEndpoints(snap, i, ch.addrs(base))); err != nil {
+		if v.changed[ch.name], err = buildShape(name, ch.variant(snap, s.services/2)); err != nil {
 			return nil, err
 		}
 	}

@@ -56,6 +56,20 @@ func shapeCluster(n, k int) *model.Snapshot {
 	return snap
 }
 
+// withOneMoreService returns a copy of snap with one more ClusterIP
+// Service, with as many endpoints as Service i.
+func withOneMoreService(snap *model.Snapshot, i int) *model.Snapshot {
+	n := len(snap.Services)
+	more := synth.Plain(n+1, len(snap.Slices[i].Endpoints))
+	svc := more.Services[n]
+	svc.Type, svc.Ports = model.ClusterIP, slices.Clone(svc.Ports)
+	svc.Ports[0].NodePort = 0
+	return &model.Snapshot{
+		Services: append(slices.Clone(snap.Services), svc),
+		Slices:   append(slices.Clone(snap.Slices), more.Slices[n]),
+	}
+}
+
 // withEndpoints returns a copy of snap where Service i has the endpoints
 // addrs (its slice is synth's, one slice per Service).
 func withEndpoints(snap *model.Snapshot, i int, addrs []netip.Addr) *model.Snapshot {
