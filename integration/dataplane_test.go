@@ -93,7 +93,7 @@ func TestDataplaneWatchAndRepair(t *testing.T) {
 		if err != nil || res.Ops != 0 || res.Repaired || res.ReadBack {
 			t.Fatalf("sync after another table changed: %+v, %v; want nothing, no read-back", res, err)
 		}
-		nftIn(t, c.Node, "delete", "element", "ip", "kube-proxy", "service-ips", "{ 10.96.1.10 . tcp . 80 }")
+		nftIn(t, c.Node, "delete", "element", "ip", "kube-proxy", "cluster-ip-ports", "{ 10.96.1.10 . tcp . 80 }")
 		if rep := <-repairs; rep.Ops != 1 || rep.ReadBack {
 			t.Fatalf("first repair after it: %+v, want the element's alone", rep)
 		}
