@@ -72,7 +72,7 @@ func (a affinity) recall(proto uint8, eps []endpoint) []nft.Rule {
 	for i, ep := range eps {
 		keys, n := a.key(ep)
 		rules[i] = nft.Rule{Stmts: []nft.Stmt{
-			nft.InSet{Keys: keys, Num: n, Set: setAffinity},
+			nft.InSet{Keys: keys, Num: n, Set: nft.SetAffinity},
 			a.record(ep),
 			dnatTo(proto, ep),
 		}}
@@ -83,7 +83,7 @@ func (a affinity) recall(proto uint8, eps []endpoint) []nft.Rule {
 // record remembers that the client was sent to ep.
 func (a affinity) record(ep endpoint) nft.Stmt {
 	keys, n := a.key(ep)
-	return nft.UpdateSet{Set: setAffinity, Keys: keys, Num: n, Timeout: a.seconds}
+	return nft.UpdateSet{Set: nft.SetAffinity, Keys: keys, Num: n, Timeout: a.seconds}
 }
 
 // flatLimit is the most endpoints one chain picks from rule by rule. A

@@ -157,9 +157,9 @@ func claimKey(set string, key []nft.Value) string { return packKey(set, key) }
 // keySpace names the address space a set's keys live in.
 func keySpace(set string) string {
 	switch set {
-	case mapServiceIPs, mapNoEndpointServices, setClusterIPPorts, setExternalIPPorts, setExternalLocalIPPorts:
+	case nft.MapServiceIPs, nft.MapNoEndpointServices, nft.SetClusterIPPorts, nft.SetExternalIPPorts, nft.SetExternalLocalIPPorts:
 		return "service-ip"
-	case mapServiceNodePorts, mapNoEndpointNodePorts, setNodePorts, setLocalNodePorts:
+	case nft.MapServiceNodePorts, nft.MapNoEndpointNodePorts, nft.SetNodePorts, nft.SetLocalNodePorts:
 		return "nodeport"
 	}
 	return set

@@ -39,8 +39,8 @@ func TestPackValuesRoundTrip(t *testing.T) {
 			if packed != "" {
 				t.Errorf("skipping every value leaves %q", packed)
 			}
-			key := packKey(mapServiceIPs, tc.vs)
-			if diff := cmp.Diff(tc.vs, unpackKey(mapServiceIPs, key), cmp.Comparer(func(a, b netip.Addr) bool { return a == b }),
+			key := packKey(nft.MapServiceIPs, tc.vs)
+			if diff := cmp.Diff(tc.vs, unpackKey(nft.MapServiceIPs, key), cmp.Comparer(func(a, b netip.Addr) bool { return a == b }),
 				cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
 				t.Errorf("key round trip (-want +got):\n%s", diff)
 			}
@@ -52,10 +52,10 @@ func TestPackValuesRoundTrip(t *testing.T) {
 // there.
 func TestClaimKeySpaces(t *testing.T) {
 	key := []nft.Value{{Addr: netip.MustParseAddr("10.96.0.1")}, {Num: uint32(nft.ProtoTCP)}, {Num: 80}}
-	if claimKey(mapServiceIPs, key) != claimKey(mapNoEndpointServices, key) {
+	if claimKey(nft.MapServiceIPs, key) != claimKey(nft.MapNoEndpointServices, key) {
 		t.Error("service-ips and no-endpoint-services keys differ; want one key space")
 	}
-	if claimKey(mapServiceIPs, key) == claimKey(mapServiceNodePorts, key) {
+	if claimKey(nft.MapServiceIPs, key) == claimKey(nft.MapServiceNodePorts, key) {
 		t.Error("service-ips and service-nodeports keys are equal; want separate key spaces")
 	}
 }

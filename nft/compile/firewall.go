@@ -30,9 +30,9 @@ func (c *compiler) firewall(b *builder, ref portRef) {
 	}
 	allowed := c.allowedSources(b.family, ref.svc.LoadBalancerSourceRanges, lbIPs)
 	for _, lb := range lbIPs {
-		c.element(b, ref, mapFirewallIPs, fields[lb], ref.key(lb), nft.GotoChain(chainFirewallAllow))
+		c.element(b, ref, nft.MapFirewallIPs, fields[lb], ref.key(lb), nft.GotoChain(nft.ChainFirewallAllow))
 		for _, p := range allowed {
-			b.addElement(setFirewallAllow, nft.Element{Key: []nft.Value{{Addr: lb}, {Num: uint32(ref.proto)}, {Num: uint32(ref.port.Port)}, {Prefix: p}}})
+			b.addElement(nft.SetFirewallAllow, nft.Element{Key: []nft.Value{{Addr: lb}, {Num: uint32(ref.proto)}, {Num: uint32(ref.port.Port)}, {Prefix: p}}})
 		}
 	}
 }

@@ -31,7 +31,7 @@ import (
 // had before adds a rung, a rule.
 
 // The four endpoint maps, in the order their lists are packed in a claim.
-var listMaps = [...]string{mapEndpoints, mapLocalEndpoints, mapNodePortEndpoints, mapNodePortLocalEndpoints}
+var listMaps = [...]string{nft.MapEndpoints, nft.MapLocalEndpoints, nft.MapNodePortEndpoints, nft.MapNodePortLocalEndpoints}
 
 // maxListLen is the longest list a map can hold: n*n+n-1 must fit in 32 bits.
 const maxListLen = 65535
@@ -172,6 +172,6 @@ func (r rungs) pickChain(m int) *nft.Chain {
 // pickChains are the chains that pick from each of listMaps, and listKeys
 // the packet fields their entries are keyed by.
 var (
-	pickChains = [...]string{chainPickEndpoint, chainPickLocalEndpoint, chainPickNodePortEndpoint, chainPickNodePortLocalEndpoint}
+	pickChains = [...]string{nft.ChainPickEndpoint, nft.ChainPickLocalEndpoint, nft.ChainPickNodePortEndpoint, nft.ChainPickNodePortLocalEndpoint}
 	listKeys   = [...][]nft.Field{daddrProtoPort, daddrProtoPort, protoPort, protoPort}
 )

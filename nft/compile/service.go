@@ -47,7 +47,7 @@ func (c *compiler) service(b *builder, svc *model.Service) {
 		return
 	}
 	for _, ip := range clusterIPs {
-		b.addElement(setClusterIPs, nft.Element{Key: []nft.Value{{Addr: ip}}})
+		b.addElement(nft.SetClusterIPs, nft.Element{Key: []nft.Value{{Addr: ip}}})
 	}
 	for i, port := range svc.Ports {
 		proto, ok := protoNumbers[port.Protocol]
@@ -75,7 +75,7 @@ func (c *compiler) servicePort(b *builder, ref portRef, clusterIPs []netip.Addr)
 	// on the pod's own node only: endpoints on other nodes need no element.
 	// An endpoint that names no node might be here.
 	for _, ep := range hairpin {
-		b.addElement(setHairpin, nft.Element{Key: []nft.Value{{Addr: ep.addr}, {Addr: ep.addr}}})
+		b.addElement(nft.SetHairpin, nft.Element{Key: []nft.Value{{Addr: ep.addr}, {Addr: ep.addr}}})
 	}
 	if ref.svc.AffinitySeconds > 0 {
 		c.affinityPort(b, ref, sets, clusterIPs, external)
@@ -93,13 +93,13 @@ func (c *compiler) listPort(b *builder, ref portRef, sets endpointSets, clusterI
 		internal = sets.local
 	}
 	for _, ip := range clusterIPs {
-		c.entry(b, ref, setClusterIPPorts, "spec.clusterIPs", ref.key(ip), c.list(ref, mapEndpoints, internal))
+		c.entry(b, ref, nft.SetClusterIPPorts, "spec.clusterIPs", ref.key(ip), c.list(ref, nft.MapEndpoints, internal))
 	}
-	ext, lists := setExternalIPPorts, []endpointList{c.list(ref, mapEndpoints, sets.cluster)}
-	np, npLists := setNodePorts, []endpointList{c.list(ref, mapNodePortEndpoints, sets.cluster)}
+	ext, lists := nft.SetExternalIPPorts, []endpointList{c.list(ref, nft.MapEndpoints, sets.cluster)}
+	np, npLists := nft.SetNodePorts, []endpointList{c.list(ref, nft.MapNodePortEndpoints, sets.cluster)}
 	if ref.svc.ExternalLocal {
-		ext, lists = setExternalLocalIPPorts, append(lists, c.list(ref, mapLocalEndpoints, sets.local))
-		np, npLists = setLocalNodePorts, append(npLists, c.list(ref, mapNodePortLocalEndpoints, sets.local))
+		ext, lists = nft.SetExternalLocalIPPorts, append(lists, c.list(ref, nft.MapLocalEndpoints, sets.local))
+		np, npLists = nft.SetLocalNodePorts, append(npLists, c.list(ref, nft.MapNodePortLocalEndpoints, sets.local))
 	}
 	for _, e := range external {
 		c.entry(b, ref, ext, e.field, ref.key(e.ip), lists...)
@@ -116,9 +116,9 @@ func (c *compiler) listPort(b *builder, ref portRef, sets endpointSets, clusterI
 // not rejected, as kube-proxy does.
 func (c *compiler) entry(b *builder, ref portRef, set, field string, key []nft.Value, lists ...endpointList) {
 	if len(lists[0].eps) == 0 {
-		noEndpoints := mapNoEndpointServices
-		if keySpace(set) == keySpace(mapNoEndpointNodePorts) {
-			noEndpoints = mapNoEndpointNodePorts
+		noEndpoints := nft.MapNoEndpointServices
+		if keySpace(set) == keySpace(nft.MapNoEndpointNodePorts) {
+			noEndpoints = nft.MapNoEndpointNodePorts
 		}
 		c.element(b, ref, noEndpoints, field, key, nft.Verdict{Kind: nft.Drop})
 		return
@@ -157,10 +157,10 @@ func (c *compiler) affinityPort(b *builder, ref portRef, sets endpointSets, clus
 	}
 	b.chains = append(b.chains, &nft.Chain{Name: ref.externalChain(), Rules: c.externalRules(b.family, ref, pc)})
 	for _, e := range external {
-		c.element(b, ref, mapServiceIPs, e.field, ref.key(e.ip), nft.GotoChain(ref.externalChain()))
+		c.element(b, ref, nft.MapServiceIPs, e.field, ref.key(e.ip), nft.GotoChain(ref.externalChain()))
 	}
 	if ref.port.NodePort != 0 {
-		c.element(b, ref, mapServiceNodePorts, fmt.Sprintf("spec.ports[%d].nodePort", ref.index),
+		c.element(b, ref, nft.MapServiceNodePorts, fmt.Sprintf("spec.ports[%d].nodePort", ref.index),
 			ref.nodePortKey(), nft.GotoChain(ref.externalChain()))
 	}
 }
@@ -170,24 +170,24 @@ func (c *compiler) affinityPort(b *builder, ref portRef, sets endpointSets, clus
 // Local without a local endpoint): dropped, not rejected, as kube-proxy does.
 func (c *compiler) target(b *builder, ref portRef, field string, ip netip.Addr, chain string) {
 	if chain == "" {
-		c.element(b, ref, mapNoEndpointServices, field, ref.key(ip), nft.Verdict{Kind: nft.Drop})
+		c.element(b, ref, nft.MapNoEndpointServices, field, ref.key(ip), nft.Verdict{Kind: nft.Drop})
 		return
 	}
-	c.element(b, ref, mapServiceIPs, field, ref.key(ip), nft.GotoChain(chain))
+	c.element(b, ref, nft.MapServiceIPs, field, ref.key(ip), nft.GotoChain(chain))
 }
 
 // noEndpoints makes every address of a port without endpoints reject new
 // connections, so that clients fail at once rather than time out.
 func (c *compiler) noEndpoints(b *builder, ref portRef, clusterIPs []netip.Addr, external []externalIP) {
-	reject := nft.GotoChain(chainReject)
+	reject := nft.GotoChain(nft.ChainReject)
 	for _, ip := range clusterIPs {
-		c.element(b, ref, mapNoEndpointServices, "spec.clusterIPs", ref.key(ip), reject)
+		c.element(b, ref, nft.MapNoEndpointServices, "spec.clusterIPs", ref.key(ip), reject)
 	}
 	for _, e := range external {
-		c.element(b, ref, mapNoEndpointServices, e.field, ref.key(e.ip), reject)
+		c.element(b, ref, nft.MapNoEndpointServices, e.field, ref.key(e.ip), reject)
 	}
 	if ref.port.NodePort != 0 {
-		c.element(b, ref, mapNoEndpointNodePorts, fmt.Sprintf("spec.ports[%d].nodePort", ref.index),
+		c.element(b, ref, nft.MapNoEndpointNodePorts, fmt.Sprintf("spec.ports[%d].nodePort", ref.index),
 			ref.nodePortKey(), reject)
 	}
 }

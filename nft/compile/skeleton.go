@@ -2,55 +2,8 @@ package compile
 
 import "github.com/nftproxy/nftproxy/nft"
 
-// Names of the fixed sets, maps and chains. Base-chain names, hooks and
-// priorities are kube-proxy's, because CNIs and host firewalls integrate
-// against them.
+// Base-chain priorities, as nft names them (dstnat, filter, srcnat).
 const (
-	setClusterIPs       = "cluster-ips"
-	setNodePortIPs      = "nodeport-ips"
-	setHairpin          = "hairpin-endpoints"
-	mapServiceIPs       = "service-ips"
-	mapServiceNodePorts = "service-nodeports"
-
-	// Where the entries of Services without session affinity go: an entry
-	// is an element of the set that names its chain (see servicesRules).
-	setClusterIPPorts       = "cluster-ip-ports"
-	setExternalIPPorts      = "external-ip-ports"
-	setExternalLocalIPPorts = "external-local-ip-ports"
-	setNodePorts            = "node-ports"
-	setLocalNodePorts       = "local-node-ports"
-	mapNoEndpointServices   = "no-endpoint-services"
-	mapNoEndpointNodePorts  = "no-endpoint-nodeports"
-	mapFirewallIPs          = "firewall-ips"
-	setFirewallAllow        = "firewall-allow"
-	setAffinity             = "affinity"
-	setServiceCIDRs         = "service-cidrs"
-
-	mapEndpoints              = "endpoints"
-	mapLocalEndpoints         = "local-endpoints"
-	mapNodePortEndpoints      = "nodeport-endpoints"
-	mapNodePortLocalEndpoints = "nodeport-local-endpoints"
-
-	chainServices        = "services"
-	chainMasquerading    = "masquerading"
-	chainMarkMasq        = "mark-for-masquerade"
-	chainMarkNonCluster  = "mark-non-cluster-for-masquerade"
-	chainServiceEPCheck  = "service-endpoints-check"
-	chainNodePortEPCheck = "nodeport-endpoints-check"
-	chainClusterIPsCheck = "cluster-ips-check"
-	chainFirewallCheck   = "firewall-check"
-	chainReject          = "reject-chain"
-	chainFirewallAllow   = "firewall-allow-check"
-
-	chainExternal                  = "external"
-	chainExternalLocal             = "external-local"
-	chainNodePort                  = "nodeport"
-	chainNodePortLocal             = "nodeport-local"
-	chainPickEndpoint              = "pick-endpoint"
-	chainPickLocalEndpoint         = "pick-local-endpoint"
-	chainPickNodePortEndpoint      = "pick-nodeport-endpoint"
-	chainPickNodePortLocalEndpoint = "pick-nodeport-local-endpoint"
-
 	priorityDstNAT  = -100
 	priorityFilter  = 0
 	prioritySrcNAT  = 100
@@ -99,26 +52,26 @@ type setSpec struct {
 // sets are every set and map of the table: a fixed handful, whatever the
 // number of Services (see docs/ruleset.md for why).
 var sets = []setSpec{
-	{setClusterIPs, addrKey, false, "Active ClusterIPs", nil, nil},
-	{setServiceCIDRs, addrKey, false, "ServiceCIDRs: new traffic to an address in them that no Service holds is dropped", nil, nil},
-	{setNodePortIPs, addrKey, false, "IPs that accept NodePort traffic", nil, nil},
-	{setHairpin, pairKey, false, "Endpoints reaching themselves through a Service: masqueraded", nil, nil},
-	{setClusterIPPorts, svcKey, false, "ClusterIPs and ports: to their endpoints", nil, nil},
-	{setExternalIPPorts, svcKey, false, "ExternalIPs, LoadBalancer IPs and ports: masqueraded, to their endpoints", nil, nil},
-	{setExternalLocalIPPorts, svcKey, false, "ExternalIPs, LoadBalancer IPs and ports under externalTrafficPolicy Local", nil, nil},
-	{setNodePorts, portKey, false, "NodePorts: masqueraded, to their endpoints", nil, nil},
-	{setLocalNodePorts, portKey, false, "NodePorts under externalTrafficPolicy Local", nil, nil},
-	{mapServiceIPs, svcKey, true, "Service IPs and ports of Services with session affinity: to their chains", nil, nil},
-	{mapServiceNodePorts, portKey, true, "NodePorts of Services with session affinity: to their chains", nil, nil},
-	{mapNoEndpointServices, svcKey, true, "Service IPs and ports with no endpoints", nil, nil},
-	{mapNoEndpointNodePorts, portKey, true, "NodePorts of Services with no endpoints", nil, nil},
-	{mapFirewallIPs, svcKey, true, "Destinations subject to loadBalancerSourceRanges", nil, nil},
-	{setFirewallAllow, rangeKey, false, "Load-balancer IP, port and source range allowed by loadBalancerSourceRanges", nil, nil},
-	{mapEndpoints, nil, true, "Endpoints of Service IPs and ports: key . n*n+i is endpoint i of n", daddrProtoPortNum, addrPort},
-	{mapLocalEndpoints, nil, true, "This node's endpoints, for external traffic under externalTrafficPolicy Local", daddrProtoPortNum, addrPort},
-	{mapNodePortEndpoints, nil, true, "Endpoints of NodePorts: key . n*n+i is endpoint i of n", protoPortNum, addrPort},
-	{mapNodePortLocalEndpoints, nil, true, "This node's endpoints, for NodePorts under externalTrafficPolicy Local", protoPortNum, addrPort},
-	{setAffinity, nil, false, "ClientIP session affinity: client and the ID of a Service port's endpoint it was sent to",
+	{nft.SetClusterIPs, addrKey, false, "Active ClusterIPs", nil, nil},
+	{nft.SetServiceCIDRs, addrKey, false, "ServiceCIDRs: new traffic to an address in them that no Service holds is dropped", nil, nil},
+	{nft.SetNodePortIPs, addrKey, false, "IPs that accept NodePort traffic", nil, nil},
+	{nft.SetHairpin, pairKey, false, "Endpoints reaching themselves through a Service: masqueraded", nil, nil},
+	{nft.SetClusterIPPorts, svcKey, false, "ClusterIPs and ports: to their endpoints", nil, nil},
+	{nft.SetExternalIPPorts, svcKey, false, "ExternalIPs, LoadBalancer IPs and ports: masqueraded, to their endpoints", nil, nil},
+	{nft.SetExternalLocalIPPorts, svcKey, false, "ExternalIPs, LoadBalancer IPs and ports under externalTrafficPolicy Local", nil, nil},
+	{nft.SetNodePorts, portKey, false, "NodePorts: masqueraded, to their endpoints", nil, nil},
+	{nft.SetLocalNodePorts, portKey, false, "NodePorts under externalTrafficPolicy Local", nil, nil},
+	{nft.MapServiceIPs, svcKey, true, "Service IPs and ports of Services with session affinity: to their chains", nil, nil},
+	{nft.MapServiceNodePorts, portKey, true, "NodePorts of Services with session affinity: to their chains", nil, nil},
+	{nft.MapNoEndpointServices, svcKey, true, "Service IPs and ports with no endpoints", nil, nil},
+	{nft.MapNoEndpointNodePorts, portKey, true, "NodePorts of Services with no endpoints", nil, nil},
+	{nft.MapFirewallIPs, svcKey, true, "Destinations subject to loadBalancerSourceRanges", nil, nil},
+	{nft.SetFirewallAllow, rangeKey, false, "Load-balancer IP, port and source range allowed by loadBalancerSourceRanges", nil, nil},
+	{nft.MapEndpoints, nil, true, "Endpoints of Service IPs and ports: key . n*n+i is endpoint i of n", daddrProtoPortNum, addrPort},
+	{nft.MapLocalEndpoints, nil, true, "This node's endpoints, for external traffic under externalTrafficPolicy Local", daddrProtoPortNum, addrPort},
+	{nft.MapNodePortEndpoints, nil, true, "Endpoints of NodePorts: key . n*n+i is endpoint i of n", protoPortNum, addrPort},
+	{nft.MapNodePortLocalEndpoints, nil, true, "This node's endpoints, for NodePorts under externalTrafficPolicy Local", protoPortNum, addrPort},
+	{nft.SetAffinity, nil, false, "ClientIP session affinity: client and the ID of a Service port's endpoint it was sent to",
 		[]nft.Field{nft.Saddr, nft.Number}, nil},
 }
 
@@ -138,9 +91,9 @@ func (spec setSpec) set(f nft.Family) *nft.Set {
 		s.Key, s.Data = typesOf(f, spec.typeof), typesOf(f, spec.dataTypeof)
 	}
 	switch spec.name {
-	case setFirewallAllow, setServiceCIDRs:
+	case nft.SetFirewallAllow, nft.SetServiceCIDRs:
 		s.Interval = true
-	case setAffinity:
+	case nft.SetAffinity:
 		s.Dynamic, s.Size = true, affinitySize
 	}
 	return s
@@ -193,21 +146,21 @@ var baseChains = []struct {
 	rules [][]nft.Stmt
 }{
 	{"filter-prerouting-pre-dnat", nft.Base{Type: "filter", Hook: "prerouting", Priority: priorityPreDNAT},
-		[][]nft.Stmt{newStmt(nft.JumpTo(chainFirewallCheck))}},
+		[][]nft.Stmt{newStmt(nft.JumpTo(nft.ChainFirewallCheck))}},
 	{"filter-output-pre-dnat", nft.Base{Type: "filter", Hook: "output", Priority: priorityPreDNAT},
-		[][]nft.Stmt{newStmt(nft.JumpTo(chainFirewallCheck))}},
+		[][]nft.Stmt{newStmt(nft.JumpTo(nft.ChainFirewallCheck))}},
 	{"filter-input", nft.Base{Type: "filter", Hook: "input", Priority: priorityFilter},
-		[][]nft.Stmt{newStmt(nft.JumpTo(chainNodePortEPCheck)), newStmt(nft.JumpTo(chainServiceEPCheck))}},
+		[][]nft.Stmt{newStmt(nft.JumpTo(nft.ChainNodePortEPCheck)), newStmt(nft.JumpTo(nft.ChainServiceEPCheck))}},
 	{"filter-forward", nft.Base{Type: "filter", Hook: "forward", Priority: priorityFilter},
-		[][]nft.Stmt{newStmt(nft.JumpTo(chainServiceEPCheck)), newStmt(nft.JumpTo(chainClusterIPsCheck))}},
+		[][]nft.Stmt{newStmt(nft.JumpTo(nft.ChainServiceEPCheck)), newStmt(nft.JumpTo(nft.ChainClusterIPsCheck))}},
 	{"filter-output", nft.Base{Type: "filter", Hook: "output", Priority: priorityFilter},
-		[][]nft.Stmt{newStmt(nft.JumpTo(chainServiceEPCheck)), newStmt(nft.JumpTo(chainClusterIPsCheck))}},
+		[][]nft.Stmt{newStmt(nft.JumpTo(nft.ChainServiceEPCheck)), newStmt(nft.JumpTo(nft.ChainClusterIPsCheck))}},
 	{"nat-prerouting", nft.Base{Type: "nat", Hook: "prerouting", Priority: priorityDstNAT},
-		[][]nft.Stmt{{nft.JumpTo(chainServices)}}},
+		[][]nft.Stmt{{nft.JumpTo(nft.ChainServices)}}},
 	{"nat-output", nft.Base{Type: "nat", Hook: "output", Priority: priorityDstNAT},
-		[][]nft.Stmt{{nft.JumpTo(chainServices)}}},
+		[][]nft.Stmt{{nft.JumpTo(nft.ChainServices)}}},
 	{"nat-postrouting", nft.Base{Type: "nat", Hook: "postrouting", Priority: prioritySrcNAT},
-		[][]nft.Stmt{{nft.JumpTo(chainMasquerading)}}},
+		[][]nft.Stmt{{nft.JumpTo(nft.ChainMasquerading)}}},
 }
 
 var (
@@ -226,28 +179,28 @@ func fixedChains(f nft.Family, o Options) []*nft.Chain {
 	markMasq := nft.SetMark{Op: nft.MarkOr, Bits: mark}
 	ret, drop := nft.Verdict{Kind: nft.Return}, nft.Verdict{Kind: nft.Drop}
 	return []*nft.Chain{
-		{Name: chainServices, Rules: servicesRules(f, o)},
-		{Name: chainMasquerading, Rules: []nft.Rule{
-			rule(nft.InSet{Keys: []nft.Field{nft.Saddr, nft.Daddr}, Set: setHairpin}, markMasq),
+		{Name: nft.ChainServices, Rules: servicesRules(f, o)},
+		{Name: nft.ChainMasquerading, Rules: []nft.Rule{
+			rule(nft.InSet{Keys: []nft.Field{nft.Saddr, nft.Daddr}, Set: nft.SetHairpin}, markMasq),
 			rule(nft.MatchMarkClear{Bits: mark}, ret),
 			rule(nft.SetMark{Op: nft.MarkXor, Bits: mark}),
 			rule(nft.Masquerade{}),
 		}},
-		{Name: chainMarkMasq, Rules: []nft.Rule{rule(markMasq)}},
-		{Name: chainServiceEPCheck, Rules: []nft.Rule{rule(nft.Vmap{Keys: daddrProtoPort, Map: mapNoEndpointServices})}},
-		{Name: chainNodePortEPCheck, Rules: []nft.Rule{rule(
-			nft.InSet{Keys: daddr, Set: setNodePortIPs}, nft.Vmap{Keys: protoPort, Map: mapNoEndpointNodePorts})}},
-		{Name: chainClusterIPsCheck, Rules: clusterIPsCheckRules()},
-		{Name: chainFirewallCheck, Rules: []nft.Rule{rule(nft.Vmap{Keys: daddrProtoPort, Map: mapFirewallIPs})}},
-		{Name: chainFirewallAllow, Rules: []nft.Rule{
-			rule(nft.InSet{Keys: []nft.Field{nft.Daddr, nft.L4Proto, nft.Dport, nft.Saddr}, Set: setFirewallAllow}, ret),
+		{Name: nft.ChainMarkMasq, Rules: []nft.Rule{rule(markMasq)}},
+		{Name: nft.ChainServiceEPCheck, Rules: []nft.Rule{rule(nft.Vmap{Keys: daddrProtoPort, Map: nft.MapNoEndpointServices})}},
+		{Name: nft.ChainNodePortEPCheck, Rules: []nft.Rule{rule(
+			nft.InSet{Keys: daddr, Set: nft.SetNodePortIPs}, nft.Vmap{Keys: protoPort, Map: nft.MapNoEndpointNodePorts})}},
+		{Name: nft.ChainClusterIPsCheck, Rules: clusterIPsCheckRules()},
+		{Name: nft.ChainFirewallCheck, Rules: []nft.Rule{rule(nft.Vmap{Keys: daddrProtoPort, Map: nft.MapFirewallIPs})}},
+		{Name: nft.ChainFirewallAllow, Rules: []nft.Rule{
+			rule(nft.InSet{Keys: []nft.Field{nft.Daddr, nft.L4Proto, nft.Dport, nft.Saddr}, Set: nft.SetFirewallAllow}, ret),
 			{Stmts: []nft.Stmt{drop}, Comment: "source outside loadBalancerSourceRanges"},
 		}},
-		{Name: chainReject, Rules: []nft.Rule{rule(nft.Reject{})}},
-		{Name: chainExternal, Rules: entryRules(f, o, false, chainPickEndpoint, "")},
-		{Name: chainExternalLocal, Rules: entryRules(f, o, true, chainPickEndpoint, chainPickLocalEndpoint)},
-		{Name: chainNodePort, Rules: entryRules(f, o, false, chainPickNodePortEndpoint, "")},
-		{Name: chainNodePortLocal, Rules: entryRules(f, o, true, chainPickNodePortEndpoint, chainPickNodePortLocalEndpoint)},
+		{Name: nft.ChainReject, Rules: []nft.Rule{rule(nft.Reject{})}},
+		{Name: nft.ChainExternal, Rules: entryRules(f, o, false, nft.ChainPickEndpoint, "")},
+		{Name: nft.ChainExternalLocal, Rules: entryRules(f, o, true, nft.ChainPickEndpoint, nft.ChainPickLocalEndpoint)},
+		{Name: nft.ChainNodePort, Rules: entryRules(f, o, false, nft.ChainPickNodePortEndpoint, "")},
+		{Name: nft.ChainNodePortLocal, Rules: entryRules(f, o, true, nft.ChainPickNodePortEndpoint, nft.ChainPickNodePortLocalEndpoint)},
 	}
 }
 
@@ -258,9 +211,9 @@ func fixedChains(f nft.Family, o Options) []*nft.Chain {
 // node's routes (a default route would take it out of the cluster).
 func clusterIPsCheckRules() []nft.Rule {
 	return []nft.Rule{
-		{Stmts: []nft.Stmt{nft.InSet{Keys: daddr, Set: setClusterIPs}, nft.Reject{}},
+		{Stmts: []nft.Stmt{nft.InSet{Keys: daddr, Set: nft.SetClusterIPs}, nft.Reject{}},
 			Comment: "ClusterIP on a port the Service does not have"},
-		{Stmts: []nft.Stmt{nft.InSet{Keys: daddr, Set: setServiceCIDRs}, nft.Verdict{Kind: nft.Drop}},
+		{Stmts: []nft.Stmt{nft.InSet{Keys: daddr, Set: nft.SetServiceCIDRs}, nft.Verdict{Kind: nft.Drop}},
 			Comment: "Address in a ServiceCIDR that no Service holds"},
 	}
 }
@@ -281,7 +234,7 @@ func clusterIPsCheckRules() []nft.Rule {
 // itself) would not route back from another node.
 func entryRules(f nft.Family, o Options, local bool, cluster, localChain string) []nft.Rule {
 	if !local {
-		return []nft.Rule{rule(nft.JumpTo(chainMarkMasq)), rule(nft.GotoChain(cluster))}
+		return []nft.Rule{rule(nft.JumpTo(nft.ChainMarkMasq)), rule(nft.GotoChain(cluster))}
 	}
 	var rules []nft.Rule
 	for _, p := range o.localCIDRs(f) {
@@ -289,7 +242,7 @@ func entryRules(f nft.Family, o Options, local bool, cluster, localChain string)
 			Comment: "short-circuit pod traffic"})
 	}
 	rules = append(rules,
-		nft.Rule{Stmts: []nft.Stmt{nft.MatchFibLocal{}, nft.JumpTo(chainMarkMasq)}, Comment: "masquerade local traffic"},
+		nft.Rule{Stmts: []nft.Stmt{nft.MatchFibLocal{}, nft.JumpTo(nft.ChainMarkMasq)}, Comment: "masquerade local traffic"},
 		nft.Rule{Stmts: []nft.Stmt{nft.MatchFibLocal{}, nft.GotoChain(cluster)}, Comment: "short-circuit local traffic"})
 	if localChain != "" {
 		rules = append(rules, rule(nft.JumpTo(localChain)))
@@ -310,22 +263,22 @@ func entryRules(f nft.Family, o Options, local bool, cluster, localChain string)
 // chains of their own, are in the verdict maps.
 func servicesRules(f nft.Family, o Options) []nft.Rule {
 	var rules []nft.Rule
-	clusterIP := nft.InSet{Keys: daddr, Set: setClusterIPs}
+	clusterIP := nft.InSet{Keys: daddr, Set: nft.SetClusterIPs}
 	switch {
 	case o.MasqueradeAll:
-		rules = append(rules, rule(clusterIP, nft.JumpTo(chainMarkMasq)))
+		rules = append(rules, rule(clusterIP, nft.JumpTo(nft.ChainMarkMasq)))
 	case len(o.localCIDRs(f)) > 0:
-		rules = append(rules, rule(clusterIP, nft.JumpTo(chainMarkNonCluster)))
+		rules = append(rules, rule(clusterIP, nft.JumpTo(nft.ChainMarkNonCluster)))
 	}
-	nodePort := nft.InSet{Keys: daddr, Set: setNodePortIPs}
+	nodePort := nft.InSet{Keys: daddr, Set: nft.SetNodePortIPs}
 	return append(rules,
-		rule(nft.InSet{Keys: daddrProtoPort, Set: setClusterIPPorts}, nft.GotoChain(chainPickEndpoint)),
-		rule(nft.InSet{Keys: daddrProtoPort, Set: setExternalIPPorts}, nft.GotoChain(chainExternal)),
-		rule(nft.InSet{Keys: daddrProtoPort, Set: setExternalLocalIPPorts}, nft.GotoChain(chainExternalLocal)),
-		rule(nft.Vmap{Keys: daddrProtoPort, Map: mapServiceIPs}),
-		rule(nodePort, nft.InSet{Keys: protoPort, Set: setNodePorts}, nft.GotoChain(chainNodePort)),
-		rule(nodePort, nft.InSet{Keys: protoPort, Set: setLocalNodePorts}, nft.GotoChain(chainNodePortLocal)),
-		rule(nodePort, nft.Vmap{Keys: protoPort, Map: mapServiceNodePorts}),
+		rule(nft.InSet{Keys: daddrProtoPort, Set: nft.SetClusterIPPorts}, nft.GotoChain(nft.ChainPickEndpoint)),
+		rule(nft.InSet{Keys: daddrProtoPort, Set: nft.SetExternalIPPorts}, nft.GotoChain(nft.ChainExternal)),
+		rule(nft.InSet{Keys: daddrProtoPort, Set: nft.SetExternalLocalIPPorts}, nft.GotoChain(nft.ChainExternalLocal)),
+		rule(nft.Vmap{Keys: daddrProtoPort, Map: nft.MapServiceIPs}),
+		rule(nodePort, nft.InSet{Keys: protoPort, Set: nft.SetNodePorts}, nft.GotoChain(nft.ChainNodePort)),
+		rule(nodePort, nft.InSet{Keys: protoPort, Set: nft.SetLocalNodePorts}, nft.GotoChain(nft.ChainNodePortLocal)),
+		rule(nodePort, nft.Vmap{Keys: protoPort, Map: nft.MapServiceNodePorts}),
 	)
 }
 
@@ -334,10 +287,10 @@ func servicesRules(f nft.Family, o Options) []nft.Rule {
 // node. It is a chain of returns rather than a set so that any number of
 // CIDRs costs no set.
 func nonClusterChain(f nft.Family, o Options) *nft.Chain {
-	c := &nft.Chain{Name: chainMarkNonCluster}
+	c := &nft.Chain{Name: nft.ChainMarkNonCluster}
 	for _, p := range o.localCIDRs(f) {
 		c.Rules = append(c.Rules, rule(nft.MatchAddr{Field: nft.Saddr, Prefix: p.Masked()}, nft.Verdict{Kind: nft.Return}))
 	}
-	c.Rules = append(c.Rules, rule(nft.JumpTo(chainMarkMasq)))
+	c.Rules = append(c.Rules, rule(nft.JumpTo(nft.ChainMarkMasq)))
 	return c
 }

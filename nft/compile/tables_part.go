@@ -66,7 +66,7 @@ func (c *Tables) Part(f nft.Family, keys map[string][][]nft.Value, chains []stri
 // table adds them. lists caches the endpoint lists unpacked so far.
 func (c *Tables) element(fi int, set string, key []nft.Value, lists map[*claim][]endpointList) (nft.Element, bool) {
 	fs := c.fams[fi]
-	if set == setNodePortIPs {
+	if set == nft.SetNodePortIPs {
 		return c.nodePortIP(fs.family, key)
 	}
 	if m := listMapOf(set); m >= 0 {
@@ -98,7 +98,7 @@ func (fs *familyState) intervalElements(s *nft.Set, keys [][]nft.Value) {
 			s.Elements = append(s.Elements, e)
 		}
 	}
-	if s.Name == setServiceCIDRs {
+	if s.Name == nft.SetServiceCIDRs {
 		for _, e := range fs.cidrs {
 			if asked[s.KeyText(e.Key)] {
 				s.Elements = append(s.Elements, e)
@@ -158,7 +158,7 @@ func (fs *familyState) listElement(m int, key []nft.Value, lists map[*claim][]en
 
 // entrySets are the maps whose entries bring the lists of each of
 // listMaps.
-var entrySets = [...]string{mapServiceIPs, mapServiceIPs, mapServiceNodePorts, mapServiceNodePorts}
+var entrySets = [...]string{nft.MapServiceIPs, nft.MapServiceIPs, nft.MapServiceNodePorts, nft.MapServiceNodePorts}
 
 // listMapOf returns the index of the endpoint map named name, or -1.
 func listMapOf(name string) int {

@@ -65,11 +65,11 @@ func (c *Tables) frame(fi int) *nft.Table {
 	fs := c.fams[fi]
 	t := skeleton(fs.family, c.opts)
 	for _, ip := range c.opts.nodePortIPs(c.node, fs.family) {
-		addUnique(t.Set(setNodePortIPs), nft.Element{Key: []nft.Value{{Addr: ip}}})
+		addUnique(t.Set(nft.SetNodePortIPs), nft.Element{Key: []nft.Value{{Addr: ip}}})
 	}
-	t.Set(setNodePortIPs).SortElements()
-	t.Set(setServiceCIDRs).Elements = slices.Clone(fs.cidrs)
-	t.Set(setServiceCIDRs).SortElements()
+	t.Set(nft.SetNodePortIPs).SortElements()
+	t.Set(nft.SetServiceCIDRs).Elements = slices.Clone(fs.cidrs)
+	t.Set(nft.SetServiceCIDRs).SortElements()
 	for m := range listMaps {
 		t.Chains = append(t.Chains, fs.rungs.pickChain(m))
 	}

@@ -226,8 +226,8 @@ func (fs *familyState) settleShared(keys map[string]bool, prev map[string]int, b
 // changed, puts the old ones in before and the new ones in after.
 func (fs *familyState) settleCIDRs(cidrs []nft.Element, before, after *nft.Table) {
 	if !sameCIDRs(fs.cidrs, cidrs) {
-		before.Set(setServiceCIDRs).Elements = fs.cidrs
-		after.Set(setServiceCIDRs).Elements = cidrs
+		before.Set(nft.SetServiceCIDRs).Elements = fs.cidrs
+		after.Set(nft.SetServiceCIDRs).Elements = cidrs
 	}
 	fs.cidrs = cidrs
 }

@@ -20,11 +20,11 @@ func (x *explainer) affinityOf(steps []trace.Step) *Affinity {
 			continue
 		}
 		for _, st := range r.Stmts {
-			if u, ok := st.(nft.UpdateSet); ok && u.Set == setAffinity {
+			if u, ok := st.(nft.UpdateSet); ok && u.Set == nft.SetAffinity {
 				a = &Affinity{TimeoutSeconds: u.Timeout}
 			}
 		}
-		if a != nil && s.Set == setAffinity {
+		if a != nil && s.Set == nft.SetAffinity {
 			a.Remembered = true
 			a.ExpiresInSeconds = x.expires(s.Element)
 		}
@@ -68,7 +68,7 @@ func seconds(s uint32) string { return (time.Duration(s) * time.Second).String()
 
 // AffinitySet is the name of the dynamic set that holds the
 // session-affinity memory, for reading it from the kernel.
-const AffinitySet = setAffinity
+const AffinitySet = nft.SetAffinity
 
 // RememberedOf reads an element of the affinity set: a client and the ID
 // of the endpoint it was sent to, with the time the memory has left.

@@ -33,7 +33,7 @@ func entryFor(t *nft.Table, dst netip.AddrPort, proto uint8) (entry, bool) {
 			return newEntry(t, set, e), true
 		}
 	}
-	if !contains(t, setNodePortIPs, dst.Addr()) {
+	if !contains(t, nft.SetNodePortIPs, dst.Addr()) {
 		return entry{}, false
 	}
 	for _, set := range nodePortEntrySets {
@@ -69,17 +69,17 @@ func entryKind(t *nft.Table, en entry) string {
 	switch {
 	case en.nodePort():
 		return "NodePort"
-	case contains(t, setClusterIPs, en.dst.Addr()):
+	case contains(t, nft.SetClusterIPs, en.dst.Addr()):
 		return "ClusterIP"
 	}
-	if _, ok := find(t, mapFirewallIPs, en.elem.Key); ok {
+	if _, ok := find(t, nft.MapFirewallIPs, en.elem.Key); ok {
 		return "load-balancer IP" // only load-balancer IPs have source ranges
 	}
 	return "externalIP or load-balancer IP"
 }
 
 func nodePortAddrs(t *nft.Table) []netip.Addr {
-	s := t.Set(setNodePortIPs)
+	s := t.Set(nft.SetNodePortIPs)
 	if s == nil {
 		return nil
 	}

@@ -104,7 +104,7 @@ func (w world) resolve(r Request) (From, netip.Addr, error) {
 		if r.From == "" {
 			return From{}, netip.Addr{}, &RequestError{"src", errors.New("missing: give a source address, or --from to trace from a typical one")}
 		}
-		src, err := w.source(r.From, func(a netip.Addr) bool { return contains(w.table, setHairpin, a) })
+		src, err := w.source(r.From, func(a netip.Addr) bool { return contains(w.table, nft.SetHairpin, a) })
 		if err != nil {
 			return From{}, netip.Addr{}, &RequestError{"from", err}
 		}
@@ -149,14 +149,14 @@ func explainPacket(w world, o Options, r Request, from From, src netip.Addr) (*R
 // withMemory returns t with the affinity memory read from the kernel in
 // its affinity set (a copy: t is not changed).
 func withMemory(t *nft.Table, o Options) *nft.Table {
-	if !o.MemoryRead || t.Set(setAffinity) == nil {
+	if !o.MemoryRead || t.Set(nft.SetAffinity) == nil {
 		return t
 	}
 	c := *t
 	c.Sets = make([]*nft.Set, len(t.Sets))
 	for i, s := range t.Sets {
 		c.Sets[i] = s
-		if s.Name == setAffinity {
+		if s.Name == nft.SetAffinity {
 			cp := *s
 			cp.Elements = nil
 			for _, m := range o.Memory {

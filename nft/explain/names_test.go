@@ -3,11 +3,14 @@ package explain
 import (
 	"testing"
 
+	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/nft/compile/fixture"
 )
 
 // TestTableNames: every set, chain and rule comment this package reads
-// its meaning from is one the compiler writes, in some golden fixture. A
+// its meaning from is one the compiler writes, in some golden fixture (the
+// names are shared, package nft's, but a name the compiler stopped
+// writing would still be read in vain). A
 // renamed chain or reworded comment fails here rather than leaving
 // explanations that never match.
 func TestTableNames(t *testing.T) {
@@ -30,14 +33,15 @@ func TestTableNames(t *testing.T) {
 			}
 		}
 	}
-	for _, s := range []string{setClusterIPs, setNodePortIPs, setHairpin, mapServiceIPs, mapServiceNodePorts,
-		mapNoEndpointServices, mapNoEndpointNodePorts, mapFirewallIPs, setFirewallAllow, setAffinity, setServiceCIDRs} {
+	for _, s := range []string{nft.SetClusterIPs, nft.SetNodePortIPs, nft.SetHairpin, nft.MapServiceIPs, nft.MapServiceNodePorts,
+		nft.SetClusterIPPorts, nft.SetExternalIPPorts, nft.SetExternalLocalIPPorts, nft.SetNodePorts, nft.SetLocalNodePorts,
+		nft.MapNoEndpointServices, nft.MapNoEndpointNodePorts, nft.MapFirewallIPs, nft.SetFirewallAllow, nft.SetAffinity, nft.SetServiceCIDRs} {
 		if !sets[s] {
 			t.Errorf("no fixture has a set %q", s)
 		}
 	}
-	for _, c := range []string{chainServices, chainMarkMasq, chainMarkNonCluster, chainReject, chainFirewallAllow,
-		chainExternal, chainExternalLocal, chainNodePort, chainNodePortLocal, chainPickLocal, chainPickNodePortLoc} {
+	for _, c := range []string{nft.ChainServices, nft.ChainMarkMasq, nft.ChainMarkNonCluster, nft.ChainReject, nft.ChainFirewallAllow,
+		nft.ChainExternal, nft.ChainExternalLocal, nft.ChainNodePort, nft.ChainNodePortLocal, nft.ChainPickLocalEndpoint, nft.ChainPickNodePortLocalEndpoint} {
 		if !chains[c] {
 			t.Errorf("no fixture has a chain %q", c)
 		}

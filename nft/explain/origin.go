@@ -50,12 +50,12 @@ func clusterCIDRs(t *nft.Table) []netip.Prefix {
 			}
 		}
 	}
-	if c := t.Chain(chainMarkNonCluster); c != nil {
+	if c := t.Chain(nft.ChainMarkNonCluster); c != nil {
 		for _, r := range c.Rules {
 			add(r)
 		}
 	}
-	for _, name := range []string{chainExternalLocal, chainNodePortLocal} {
+	for _, name := range []string{nft.ChainExternalLocal, nft.ChainNodePortLocal} {
 		if c := t.Chain(name); c != nil {
 			for _, r := range c.Rules {
 				if r.Comment == commentPodShortcut {

@@ -103,7 +103,7 @@ func (x *explainer) steps(steps []trace.Step) []Step {
 func (x *explainer) endpoint(o trace.Outcome) *Endpoint {
 	ep := &Endpoint{Address: o.Dest().String()}
 	for _, s := range o.Steps {
-		if s.Chain == chainPickLocal || s.Chain == chainPickNodePortLoc || strings.HasPrefix(s.Chain, "local-") {
+		if s.Chain == nft.ChainPickLocalEndpoint || s.Chain == nft.ChainPickNodePortLocalEndpoint || strings.HasPrefix(s.Chain, "local-") {
 			ep.Local, ep.NodeKnown = true, true // picked from this node's endpoints
 		}
 	}
@@ -160,7 +160,7 @@ func (x *explainer) addressOwner(a netip.Addr) string {
 			}
 		}
 	}
-	if contains(x.t, setClusterIPs, a) {
+	if contains(x.t, nft.SetClusterIPs, a) {
 		return "a Service"
 	}
 	return ""

@@ -18,11 +18,11 @@ func (x *explainer) dropReason(o trace.Outcome) string {
 		return "dropped by the base chain's policy"
 	}
 	last := o.Steps[len(o.Steps)-1]
-	if last.Chain == chainReject && len(o.Steps) > 1 {
+	if last.Chain == nft.ChainReject && len(o.Steps) > 1 {
 		last = o.Steps[len(o.Steps)-2] // the entry that sent it to reject-chain
 	}
 	switch comment := ruleComment(x.t, last.Chain, last.Rule); {
-	case last.Set == mapNoEndpointServices || last.Set == mapNoEndpointNodePorts:
+	case last.Set == nft.MapNoEndpointServices || last.Set == nft.MapNoEndpointNodePorts:
 		return x.noEndpointReason(last.Element)
 	case comment == commentSourceRange:
 		return x.sourceRangeReason()
@@ -95,7 +95,7 @@ func (x *explainer) sourceRangeReason() string {
 
 // allowedSources are the source ranges firewall-allow lets reach dst.
 func allowedSources(t *nft.Table, dst netip.AddrPort, proto uint8) []netip.Prefix {
-	s := t.Set(setFirewallAllow)
+	s := t.Set(nft.SetFirewallAllow)
 	if s == nil {
 		return nil
 	}
@@ -140,9 +140,9 @@ func (x *explainer) masqReasons(steps []trace.Step) []string {
 	}
 	for i, s := range steps {
 		switch {
-		case s.Set == setHairpin:
+		case s.Set == nft.SetHairpin:
 			add("hairpin: the endpoint picked is the client itself, which would otherwise get its own packet and answer itself")
-		case s.Chain == chainMarkMasq && i > 0:
+		case s.Chain == nft.ChainMarkMasq && i > 0:
 			add(x.markReason(steps[i-1]))
 		}
 	}
@@ -155,15 +155,15 @@ func (x *explainer) masqReasons(steps []trace.Step) []string {
 // markReason says why the rule at caller jumped to mark-for-masquerade.
 func (x *explainer) markReason(caller trace.Step) string {
 	switch comment := ruleComment(x.t, caller.Chain, caller.Rule); {
-	case caller.Chain == chainMarkNonCluster:
+	case caller.Chain == nft.ChainMarkNonCluster:
 		return fmt.Sprintf("ClusterIP traffic from outside the cluster CIDRs (%s): masqueraded so that the endpoint's "+
 			"reply comes back through this node", prefixesText(clusterCIDRs(x.t)))
-	case caller.Chain == chainServices:
+	case caller.Chain == nft.ChainServices:
 		return "masqueradeAll: every connection to a Service is masqueraded"
 	case comment == commentLocalMasq:
 		return "sent by this node itself to an externalTrafficPolicy: Local entry: masqueraded, since its source " +
 			"address would not route back from another node"
-	case caller.Chain == chainExternal || caller.Chain == chainNodePort || strings.HasPrefix(caller.Chain, "external-"):
+	case caller.Chain == nft.ChainExternal || caller.Chain == nft.ChainNodePort || strings.HasPrefix(caller.Chain, "external-"):
 		return "traffic to a NodePort, externalIP or load-balancer IP under externalTrafficPolicy: Cluster: " +
 			"masqueraded so that the reply comes back through this node, as the endpoint may be on another"
 	case comment != "":

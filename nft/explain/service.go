@@ -108,7 +108,7 @@ type client struct {
 // outside the source ranges, when there are some) and the node itself. A
 // kind with no address to stand for it is left out.
 func clients(w world, en entry, allowed []netip.Prefix) []client {
-	isEndpoint := func(a netip.Addr) bool { return contains(w.table, setHairpin, a) }
+	isEndpoint := func(a netip.Addr) bool { return contains(w.table, nft.SetHairpin, a) }
 	var out []client
 	add := func(o Origin, why string, avoid func(netip.Addr) bool) {
 		if src, err := w.source(o, avoid); err == nil {

@@ -8,49 +8,14 @@ import (
 	"github.com/nftproxy/nftproxy/nft"
 )
 
-// The names of the table's sets, maps and chains this package reads
-// (docs/ruleset.md; nft/compile/skeleton.go writes them). A test compiles
-// the golden fixtures and fails if one of them goes away.
-const (
-	setClusterIPs       = "cluster-ips"
-	setNodePortIPs      = "nodeport-ips"
-	setHairpin          = "hairpin-endpoints"
-	mapServiceIPs       = "service-ips"
-	mapServiceNodePorts = "service-nodeports"
-
-	setClusterIPPorts       = "cluster-ip-ports"
-	setExternalIPPorts      = "external-ip-ports"
-	setExternalLocalIPPorts = "external-local-ip-ports"
-	setNodePorts            = "node-ports"
-	setLocalNodePorts       = "local-node-ports"
-	mapNoEndpointServices   = "no-endpoint-services"
-	mapNoEndpointNodePorts  = "no-endpoint-nodeports"
-	mapFirewallIPs          = "firewall-ips"
-	setFirewallAllow        = "firewall-allow"
-	setAffinity             = "affinity"
-	setServiceCIDRs         = "service-cidrs"
-
-	chainServices        = "services"
-	chainMarkMasq        = "mark-for-masquerade"
-	chainMarkNonCluster  = "mark-non-cluster-for-masquerade"
-	chainReject          = "reject-chain"
-	chainFirewallAllow   = "firewall-allow-check"
-	chainExternal        = "external"
-	chainExternalLocal   = "external-local"
-	chainNodePort        = "nodeport"
-	chainNodePortLocal   = "nodeport-local"
-	chainPickLocal       = "pick-local-endpoint"
-	chainPickNodePortLoc = "pick-nodeport-local-endpoint"
-)
-
 // The sets and maps whose elements are the entries of Services: Service
 // addresses and ports (ipEntrySets) and NodePorts (nodePortEntrySets).
 // Entries of Services without session affinity are in the plain sets,
 // those with affinity in the verdict maps, those without endpoints in the
 // no-endpoint maps (nft/compile's servicesRules).
 var (
-	ipEntrySets       = []string{setClusterIPPorts, setExternalIPPorts, setExternalLocalIPPorts, mapServiceIPs, mapNoEndpointServices}
-	nodePortEntrySets = []string{setNodePorts, setLocalNodePorts, mapServiceNodePorts, mapNoEndpointNodePorts}
+	ipEntrySets       = []string{nft.SetClusterIPPorts, nft.SetExternalIPPorts, nft.SetExternalLocalIPPorts, nft.MapServiceIPs, nft.MapNoEndpointServices}
+	nodePortEntrySets = []string{nft.SetNodePorts, nft.SetLocalNodePorts, nft.MapServiceNodePorts, nft.MapNoEndpointNodePorts}
 )
 
 // The rule comments the compiler writes that this package explains.

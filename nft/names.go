@@ -1,0 +1,53 @@
+package nft
+
+// Names of the fixed sets, maps and chains of our tables: nft/compile
+// writes them, nft/explain reads them back from the kernel. Base-chain
+// names, hooks and priorities are kube-proxy's, because CNIs and host
+// firewalls integrate against them.
+const (
+	SetClusterIPs       = "cluster-ips"
+	SetNodePortIPs      = "nodeport-ips"
+	SetHairpin          = "hairpin-endpoints"
+	MapServiceIPs       = "service-ips"
+	MapServiceNodePorts = "service-nodeports"
+
+	// Where the entries of Services without session affinity go: an entry
+	// is an element of the set that names its chain (nft/compile's
+	// servicesRules).
+	SetClusterIPPorts       = "cluster-ip-ports"
+	SetExternalIPPorts      = "external-ip-ports"
+	SetExternalLocalIPPorts = "external-local-ip-ports"
+	SetNodePorts            = "node-ports"
+	SetLocalNodePorts       = "local-node-ports"
+	MapNoEndpointServices   = "no-endpoint-services"
+	MapNoEndpointNodePorts  = "no-endpoint-nodeports"
+	MapFirewallIPs          = "firewall-ips"
+	SetFirewallAllow        = "firewall-allow"
+	SetAffinity             = "affinity"
+	SetServiceCIDRs         = "service-cidrs"
+
+	MapEndpoints              = "endpoints"
+	MapLocalEndpoints         = "local-endpoints"
+	MapNodePortEndpoints      = "nodeport-endpoints"
+	MapNodePortLocalEndpoints = "nodeport-local-endpoints"
+
+	ChainServices        = "services"
+	ChainMasquerading    = "masquerading"
+	ChainMarkMasq        = "mark-for-masquerade"
+	ChainMarkNonCluster  = "mark-non-cluster-for-masquerade"
+	ChainServiceEPCheck  = "service-endpoints-check"
+	ChainNodePortEPCheck = "nodeport-endpoints-check"
+	ChainClusterIPsCheck = "cluster-ips-check"
+	ChainFirewallCheck   = "firewall-check"
+	ChainReject          = "reject-chain"
+	ChainFirewallAllow   = "firewall-allow-check"
+
+	ChainExternal                  = "external"
+	ChainExternalLocal             = "external-local"
+	ChainNodePort                  = "nodeport"
+	ChainNodePortLocal             = "nodeport-local"
+	ChainPickEndpoint              = "pick-endpoint"
+	ChainPickLocalEndpoint         = "pick-local-endpoint"
+	ChainPickNodePortEndpoint      = "pick-nodeport-endpoint"
+	ChainPickNodePortLocalEndpoint = "pick-nodeport-local-endpoint"
+)
