@@ -34,7 +34,7 @@ type Hook struct {
 	addrs   []netip.Addr // what the running servers listen on
 	mu      sync.Mutex
 	state   map[uint16]service // guarded by mu; read by handlers
-	servers map[uint16]*http.Server
+	servers map[uint16]*server
 }
 
 // NewHook returns a Hook with no servers running.
@@ -42,7 +42,7 @@ func NewHook(cfg Config) *Hook {
 	if cfg.Healthy == nil {
 		cfg.Healthy = func() bool { return true }
 	}
-	return &Hook{cfg: cfg, state: map[uint16]service{}, servers: map[uint16]*http.Server{}}
+	return &Hook{cfg: cfg, state: map[uint16]service{}, servers: map[uint16]*server{}}
 }
 
 // AfterSync starts servers for new health-check ports, stops those no
@@ -58,7 +58,7 @@ func (h *Hook) AfterSync(_, cur *model.Snapshot, node model.Node) {
 	}
 	for port, srv := range h.servers {
 		if _, ok := want[port]; !ok {
-			_ = srv.Close()
+			srv.close()
 			delete(h.servers, port)
 		}
 	}
@@ -82,9 +82,25 @@ func (h *Hook) listenAddrs(node model.Node) []netip.Addr {
 	return h.cfg.Addrs(node)
 }
 
+// server is one health-check port's HTTP server and its listeners.
+type server struct {
+	http      *http.Server
+	listeners []net.Listener
+}
+
+// close stops the server. It closes the listeners itself: http.Server
+// closes only those its Serve goroutines have begun serving, and one that
+// has not yet would go on accepting until it does.
+func (s *server) close() {
+	_ = s.http.Close()
+	for _, l := range s.listeners {
+		_ = l.Close()
+	}
+}
+
 // start listens on port on every address of h.addrs (all addresses when
 // there are none); one server serves all its listeners.
-func (h *Hook) start(port uint16) (*http.Server, error) {
+func (h *Hook) start(port uint16) (*server, error) {
 	addrs := []string{":" + strconv.Itoa(int(port))}
 	if len(h.addrs) > 0 {
 		addrs = addrs[:0]
@@ -111,14 +127,14 @@ func (h *Hook) start(port uint16) (*http.Server, error) {
 			}
 		}()
 	}
-	return srv, nil
+	return &server{http: srv, listeners: listeners}, nil
 }
 
 // Close stops every server. Call it after the last AfterSync: both run on
 // the agent's sync goroutine.
 func (h *Hook) Close() {
 	for port, srv := range h.servers {
-		_ = srv.Close()
+		srv.close()
 		delete(h.servers, port)
 	}
 }
