@@ -51,3 +51,14 @@ const (
 	ChainPickNodePortEndpoint      = "pick-nodeport-endpoint"
 	ChainPickNodePortLocalEndpoint = "pick-nodeport-local-endpoint"
 )
+
+// The sets and maps whose elements are the entries of Services, by their
+// key: a Service address . protocol . port, or protocol . NodePort. Entries
+// of Services without session affinity are in the plain sets, those with
+// affinity in the verdict maps, those without endpoints in the no-endpoint
+// maps. A key is in at most one set of a group: nft/compile claims it in
+// the group, and nft/explain looks an entry up in all of them.
+var (
+	ServiceIPEntrySets = []string{SetClusterIPPorts, SetExternalIPPorts, SetExternalLocalIPPorts, MapServiceIPs, MapNoEndpointServices}
+	NodePortEntrySets  = []string{SetNodePorts, SetLocalNodePorts, MapServiceNodePorts, MapNoEndpointNodePorts}
+)

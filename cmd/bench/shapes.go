@@ -57,8 +57,8 @@ var shapeChanges = []struct {
 	{"service-added", "a Service added (n endpoints)", withOneMoreService},
 }
 
-// endpointsChange is a variant where Service i has the endpoints addrs
-// makes of its own.
+// endpointsChange returns the variant where Service i's endpoint
+// addresses are what addrs makes of the ones it has.
 func endpointsChange(addrs func(base []netip.Addr) []netip.Addr) func(*model.Snapshot, int) *model.Snapshot {
 	return func(snap *model.Snapshot, i int) *model.Snapshot {
 		return withEndpoints(snap, i, addrs(sliceAddrs(snap, i)))

@@ -150,16 +150,16 @@ func (b *builder) claimElement(set, owner, field string, e nft.Element, lists ..
 }
 
 // claimKey identifies what a claim is exclusive over. A Service IP and
-// port is claimed once whether it has endpoints (service-ips) or not
-// (no-endpoint-services), and likewise a NodePort.
+// port is claimed once whichever entry set it goes to, and likewise a
+// NodePort.
 func claimKey(set string, key []nft.Value) string { return packKey(set, key) }
 
 // keySpace names the address space a set's keys live in.
 func keySpace(set string) string {
-	switch set {
-	case nft.MapServiceIPs, nft.MapNoEndpointServices, nft.SetClusterIPPorts, nft.SetExternalIPPorts, nft.SetExternalLocalIPPorts:
+	switch {
+	case slices.Contains(nft.ServiceIPEntrySets, set):
 		return "service-ip"
-	case nft.MapServiceNodePorts, nft.MapNoEndpointNodePorts, nft.SetNodePorts, nft.SetLocalNodePorts:
+	case slices.Contains(nft.NodePortEntrySets, set):
 		return "nodeport"
 	}
 	return set

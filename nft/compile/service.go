@@ -3,6 +3,7 @@ package compile
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/nftproxy/nftproxy/nft"
@@ -117,7 +118,7 @@ func (c *compiler) listPort(b *builder, ref portRef, sets endpointSets, clusterI
 func (c *compiler) entry(b *builder, ref portRef, set, field string, key []nft.Value, lists ...endpointList) {
 	if len(lists[0].eps) == 0 {
 		noEndpoints := nft.MapNoEndpointServices
-		if keySpace(set) == keySpace(nft.MapNoEndpointNodePorts) {
+		if slices.Contains(nft.NodePortEntrySets, set) {
 			noEndpoints = nft.MapNoEndpointNodePorts
 		}
 		c.element(b, ref, noEndpoints, field, key, nft.Verdict{Kind: nft.Drop})

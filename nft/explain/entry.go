@@ -9,8 +9,8 @@ import (
 )
 
 // entry is one way into a Service port that the table holds: an element
-// of one of ipEntrySets (a Service address and port) or of
-// nodePortEntrySets (a NodePort).
+// of one of nft.ServiceIPEntrySets (a Service address and port) or of
+// nft.NodePortEntrySets (a NodePort).
 type entry struct {
 	svc   ServicePort
 	set   string
@@ -23,12 +23,12 @@ type entry struct {
 	addrs []netip.Addr
 }
 
-func (e entry) nodePort() bool { return slices.Contains(nodePortEntrySets, e.set) }
+func (e entry) nodePort() bool { return slices.Contains(nft.NodePortEntrySets, e.set) }
 
 // entryFor returns the entry a packet to dst over proto reaches, if any.
 func entryFor(t *nft.Table, dst netip.AddrPort, proto uint8) (entry, bool) {
 	key := []nft.Value{{Addr: dst.Addr()}, {Num: uint32(proto)}, {Num: uint32(dst.Port())}}
-	for _, set := range ipEntrySets {
+	for _, set := range nft.ServiceIPEntrySets {
 		if e, ok := find(t, set, key); ok {
 			return newEntry(t, set, e), true
 		}
@@ -36,7 +36,7 @@ func entryFor(t *nft.Table, dst netip.AddrPort, proto uint8) (entry, bool) {
 	if !contains(t, nft.SetNodePortIPs, dst.Addr()) {
 		return entry{}, false
 	}
-	for _, set := range nodePortEntrySets {
+	for _, set := range nft.NodePortEntrySets {
 		if e, ok := find(t, set, key[1:]); ok {
 			en := newEntry(t, set, e)
 			en.dst = dst
@@ -96,7 +96,7 @@ func nodePortAddrs(t *nft.Table) []netip.Addr {
 func serviceEntries(t *nft.Table, ns, name string) []entry {
 	prefix := ns + "/" + name + ":"
 	var out []entry
-	for _, set := range append(slices.Clone(ipEntrySets), nodePortEntrySets...) {
+	for _, set := range append(slices.Clone(nft.ServiceIPEntrySets), nft.NodePortEntrySets...) {
 		s := t.Set(set)
 		if s == nil {
 			continue

@@ -134,7 +134,7 @@ func (x *explainer) untouched() string {
 // nodePortAddresses leaves out).
 func (x *explainer) nodePortElsewhere() (string, bool) {
 	key := []nft.Value{{Num: uint32(x.r.Proto)}, {Num: uint32(x.r.Dst.Port())}}
-	for _, set := range nodePortEntrySets {
+	for _, set := range nft.NodePortEntrySets {
 		if e, ok := find(x.t, set, key); ok {
 			sp, _ := parseComment(e.Comment)
 			return fmt.Sprintf("%s/%d is the NodePort of %s:%s, but %s does not accept NodePorts (nodeport-ips: %s): "+
@@ -148,7 +148,7 @@ func (x *explainer) nodePortElsewhere() (string, bool) {
 // addressOwner names the Service with some entry on address a, or "a
 // Service" when the table holds a only as a ClusterIP.
 func (x *explainer) addressOwner(a netip.Addr) string {
-	for _, set := range ipEntrySets {
+	for _, set := range nft.ServiceIPEntrySets {
 		if s := x.t.Set(set); s != nil {
 			for _, e := range s.Elements {
 				if e.Key[0].Addr == a {

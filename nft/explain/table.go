@@ -8,16 +8,6 @@ import (
 	"github.com/nftproxy/nftproxy/nft"
 )
 
-// The sets and maps whose elements are the entries of Services: Service
-// addresses and ports (ipEntrySets) and NodePorts (nodePortEntrySets).
-// Entries of Services without session affinity are in the plain sets,
-// those with affinity in the verdict maps, those without endpoints in the
-// no-endpoint maps (nft/compile's servicesRules).
-var (
-	ipEntrySets       = []string{nft.SetClusterIPPorts, nft.SetExternalIPPorts, nft.SetExternalLocalIPPorts, nft.MapServiceIPs, nft.MapNoEndpointServices}
-	nodePortEntrySets = []string{nft.SetNodePorts, nft.SetLocalNodePorts, nft.MapServiceNodePorts, nft.MapNoEndpointNodePorts}
-)
-
 // The rule comments the compiler writes that this package explains.
 const (
 	commentNoLocal     = "no local endpoints"
