@@ -19,8 +19,9 @@ test-integration:
 test-e2e:
 	hack/test-e2e.sh
 
-# The real-node smoke test: nftproxy's DaemonSet on the cluster of `make
-# cluster` (started and removed here unless one is up); as root.
+# The real-cluster smoke test: nftproxy's DaemonSet on a 2-node cluster of
+# `make cluster` (started and removed here unless one is up), traffic
+# across the nodes; as root.
 test-node:
 	hack/test-node.sh
 
@@ -44,20 +45,28 @@ metrics-diff:
 image:
 	hack/images.sh nftproxy
 
-# A single-node Kubernetes cluster on this machine, every part real, in a
-# network namespace of its own, with nftproxy as its DaemonSet
-# (PROXY=kube-proxy: upstream kube-proxy instead). Root.
-.PHONY: cluster cluster-down conformance
+# A Kubernetes cluster of NODES nodes (1 to 3, default 1) on this machine,
+# every part real, each node a network namespace of its own on one L2
+# segment, with nftproxy as its DaemonSet (PROXY=kube-proxy: upstream
+# kube-proxy's DaemonSet instead). Root.
+.PHONY: cluster cluster-down conformance rollout
 cluster:
 	hack/cluster-up.sh
 
 cluster-down:
 	hack/cluster-down.sh
 
-# Kubernetes' [sig-network] Services e2e tests against that cluster
-# (FOCUS=regex for a subset); results in bin/conformance/PROXY/results.md.
+# Kubernetes' [sig-network] proxy and Conformance e2e tests against that
+# cluster (3 nodes unless one is up; FOCUS=regex for a subset); results in
+# bin/conformance/PROXY-NODES/results.md.
 conformance:
 	hack/conformance.sh
+
+# What rollouts of the proxy lose (restart, SIGKILL, API server down 60 s,
+# migration from kube-proxy), on a 3-node cluster of its own; results in
+# bin/rollout/results.md. SCENARIOS= picks some.
+rollout:
+	hack/rollout.sh
 
 # Benchmarks (root; own network namespaces; not part of `make test`).
 # BENCH_ARGS passes flags, e.g. BENCH_ARGS="-sizes 1000x10 -runs 3".

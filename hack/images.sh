@@ -10,6 +10,11 @@
 #   hack/images.sh agnhost    the e2e suite's test image: agnhost, plus the
 #                             shell tools its tests exec (below)
 #   hack/images.sh coredns    CoreDNS (hack/tools/coredns)
+#   hack/images.sh busybox    the suite's busybox image: Debian's static busybox
+#   hack/images.sh dnsutils   the suite's glibc DNS test image: dig, getent
+#                             and the shell tools, on glibc
+#   hack/images.sh kube-proxy upstream kube-proxy of the pinned version, with
+#                             nft (its nftables mode runs the nft binary)
 #
 # The test images are cached in ${XDG_CACHE_HOME:-$HOME/.cache}/nftproxy/
 # images, keyed by their version and this script's hash (a changed recipe
@@ -86,41 +91,96 @@ pause_image() {
 	echo "$archive"
 }
 
-agnhost_image() {
-	local archive="$cache/images/agnhost-2.66.1-$recipe.tar" agnhost rootfs a
-	if [ -f "$archive" ]; then echo "$archive"; return; fi
+# shell_tools ROOTFS: what the suite's tests exec in its Alpine-based
+# images (/bin/sh with nc's OpenBSD flags -v -t -u -w, curl, wget, dig,
+# getent, nslookup and coreutils), from Debian: dash and bash, nc, curl,
+# wget and dig with their libraries, glibc's getent, and the static busybox
+# for the rest. Not busybox's sh: it runs its own applets before PATH, so
+# `nc` there would be busybox's nc, which has none of OpenBSD's flags. Not
+# busybox's wget: linked statically against glibc, its name lookups load
+# this image's NSS modules and it crashes (segmentation fault).
+shell_tools() {
+	local rootfs="$1" a
 	need /bin/busybox busybox-static
 	need /bin/dash dash
 	need /bin/bash bash
 	need /bin/nc.openbsd netcat-openbsd
 	need /usr/bin/curl curl
 	need /usr/bin/wget wget
-	agnhost="$(hack/kube-binary.sh agnhost)"
-	rootfs="$(mktemp -d)"
-	trap 'rm -rf "$rootfs"' RETURN
-	install -D -m 755 "$agnhost" "$rootfs/agnhost"
-	# The suite's tests exec /bin/sh with nc (OpenBSD flags: -v -t -u -w),
-	# curl, wget, nslookup and coreutils in this image; upstream's is
-	# Alpine with those packages. Here: Debian's dash and bash, nc, curl and
-	# wget with their libraries, and Debian's static busybox for the rest.
-	# Not busybox's sh: it runs its own applets before PATH, so `nc` there
-	# would be busybox's nc, which has none of OpenBSD's flags. Not
-	# busybox's wget: linked statically against glibc, its name lookups
-	# load this image's NSS modules and it crashes (segmentation fault).
+	need /usr/bin/dig bind9-dnsutils
+	need /usr/bin/getent libc-bin
 	install -D -m 755 /bin/busybox "$rootfs/bin/busybox"
 	for a in $(/bin/busybox --list); do
 		case "$a" in busybox | sh | ash | nc | wget) continue ;; esac
 		ln -s busybox "$rootfs/bin/$a"
 	done
-	copy_with_libs "$rootfs" /bin/dash /bin/bash /bin/nc.openbsd /usr/bin/curl /usr/bin/wget
+	copy_with_libs "$rootfs" /bin/dash /bin/bash /bin/nc.openbsd /usr/bin/curl /usr/bin/wget \
+		/usr/bin/dig /usr/bin/getent
+	# glibc loads these by name at run time (NSS: /etc/hosts, then DNS), so
+	# ldd does not list them.
+	copy_with_libs "$rootfs" "$(dirname "$(ldd /usr/bin/getent | awk '/libc.so/ { print $3 }')")"/libnss_{files,dns}.so.2
 	ln -s dash "$rootfs/bin/sh"
 	ln -s nc.openbsd "$rootfs/bin/nc"
-	mkdir -p "$rootfs/tmp" "$rootfs/uploads" "$rootfs/etc"
+	mkdir -p "$rootfs/tmp" "$rootfs/uploads" "$rootfs/etc" "$rootfs/results"
 	chmod 1777 "$rootfs/tmp"
 	echo 'hosts: files dns' >"$rootfs/etc/nsswitch.conf"
 	printf 'root:x:0:0:root:/root:/bin/sh\n' >"$rootfs/etc/passwd"
 	printf 'root:x:0:\n' >"$rootfs/etc/group"
+}
+
+agnhost_image() {
+	local archive="$cache/images/agnhost-2.66.1-$recipe.tar" agnhost rootfs
+	if [ -f "$archive" ]; then echo "$archive"; return; fi
+	agnhost="$(hack/kube-binary.sh agnhost)"
+	rootfs="$(mktemp -d)"
+	trap 'rm -rf "$rootfs"' RETURN
+	install -D -m 755 "$agnhost" "$rootfs/agnhost"
+	shell_tools "$rootfs"
 	build "$AGNHOST_IMAGE" "$archive" "$rootfs" '["/agnhost"]' '["pause"]'
+	echo "$archive"
+}
+
+dnsutils_image() {
+	local archive="$cache/images/glibc-dns-testing-2.1.1-$recipe.tar" rootfs
+	if [ -f "$archive" ]; then echo "$archive"; return; fi
+	rootfs="$(mktemp -d)"
+	trap 'rm -rf "$rootfs"' RETURN
+	shell_tools "$rootfs"
+	build "$DNSUTILS_IMAGE" "$archive" "$rootfs" '["/bin/sh"]'
+	echo "$archive"
+}
+
+# busybox_image: upstream's is busybox alone, its sh included.
+busybox_image() {
+	local archive="$cache/images/busybox-1.37.0-2-$recipe.tar" rootfs a
+	if [ -f "$archive" ]; then echo "$archive"; return; fi
+	need /bin/busybox busybox-static
+	rootfs="$(mktemp -d)"
+	trap 'rm -rf "$rootfs"' RETURN
+	install -D -m 755 /bin/busybox "$rootfs/bin/busybox"
+	for a in $(/bin/busybox --list); do
+		[ "$a" = busybox ] || ln -s busybox "$rootfs/bin/$a"
+	done
+	mkdir -p "$rootfs/tmp" "$rootfs/etc"
+	chmod 1777 "$rootfs/tmp"
+	build "$BUSYBOX_IMAGE" "$archive" "$rootfs" '["/bin/sh"]'
+	echo "$archive"
+}
+
+# kube_proxy_image: kube-proxy and nft with its libraries. nftables mode
+# needs nothing else at run time (conntrack entries are deleted over
+# netlink).
+kube_proxy_image() {
+	local archive="$cache/images/kube-proxy-$KUBE_VERSION-$recipe.tar" bin rootfs
+	if [ -f "$archive" ]; then echo "$archive"; return; fi
+	need /usr/sbin/nft nftables
+	bin="$(hack/kube-binary.sh kube-proxy)"
+	rootfs="$(mktemp -d)"
+	trap 'rm -rf "$rootfs"' RETURN
+	install -D -m 755 "$bin" "$rootfs/usr/local/bin/kube-proxy"
+	copy_with_libs "$rootfs" /usr/sbin/nft
+	mkdir -p "$rootfs/tmp" "$rootfs/run"
+	build "$KUBE_PROXY_IMAGE" "$archive" "$rootfs" '["/usr/local/bin/kube-proxy"]'
 	echo "$archive"
 }
 
@@ -145,5 +205,8 @@ nftproxy) nftproxy_image ;;
 pause) pause_image ;;
 agnhost) agnhost_image ;;
 coredns) coredns_image ;;
-*) echo "usage: hack/images.sh nftproxy|pause|agnhost|coredns" >&2; exit 2 ;;
+busybox) busybox_image ;;
+dnsutils) dnsutils_image ;;
+kube-proxy) kube_proxy_image ;;
+*) echo "usage: hack/images.sh nftproxy|pause|agnhost|coredns|busybox|dnsutils|kube-proxy" >&2; exit 2 ;;
 esac

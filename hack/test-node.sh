@@ -1,16 +1,30 @@
 #!/usr/bin/env bash
-# Real-node smoke test (part of `make test`): on the single-node cluster of
-# `make cluster` (started here and removed at the end when none is up), the
-# nftproxy DaemonSet is Ready, and a Pod reaches a backend Pod through a
-# ClusterIP, through the Service's name (CoreDNS, itself behind a ClusterIP)
-# and through a NodePort on the node's address; the node itself reaches the
-# NodePort too. Needs root; skips otherwise.
+# Real-cluster smoke test (part of `make test`): on the cluster of `make
+# cluster` (NODES=2 started here and removed at the end when none is up),
+# nftproxy's DaemonSet is Ready on every node, and traffic crosses nodes as
+# a service proxy must move it:
+#
+#   - a Pod on node 1 reaches a ClusterIP whose only endpoint is on node 2,
+#     and arrives there with its own address; also by the Service's name
+#     (CoreDNS, itself behind a ClusterIP);
+#   - a NodePort of node 1, from outside the nodes (the segment's own
+#     address), is forwarded to node 2 with the source rewritten to node 1;
+#   - externalTrafficPolicy: Local drops on node 1 (no local endpoint) and
+#     keeps the client's address on node 2;
+#   - node 1 itself reaches the NodePort;
+#   - `nftproxy trace` in node 1's nftproxy Pod predicts the endpoint on
+#     node 2, the drop on node 1, and finds the tables doing what the API
+#     server's objects say.
+#
+# On a one-node cluster that is already up, the cross-node checks are
+# replaced by the same paths within the node. Needs root; skips otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+NODES="${NODES:-2}"
 . hack/cluster/env.sh
 . hack/cluster/images.env
 if [ "$(id -u)" != 0 ]; then
-	echo "test-node: not root: skipping the real-node smoke test" >&2
+	echo "test-node: not root: skipping the real-cluster smoke test" >&2
 	exit 0
 fi
 own=0
@@ -25,8 +39,14 @@ cleanup() {
 	else hack/kubectl.sh delete namespace "$ns" --ignore-not-found --wait=false >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
-PROXY=nftproxy hack/cluster-up.sh
+PROXY=nftproxy NODES="$NODES" hack/cluster-up.sh
+. hack/cluster/env.sh # the size of the cluster that is up
 k() { hack/kubectl.sh -n "$ns" "$@"; }
+client_node="$(node_name 1)"
+backend=2
+if [ "$NODES" -lt 2 ]; then backend=1; fi
+backend_node="$(node_name "$backend")"
+backend_ip_node="$(node_ip "$backend")"
 
 hack/kubectl.sh -n kube-system rollout status daemonset/nftproxy --timeout=120s >/dev/null
 hack/kubectl.sh create namespace "$ns" >/dev/null
@@ -37,6 +57,7 @@ metadata:
   name: backend
   labels: {app: backend}
 spec:
+  nodeName: $backend_node
   containers:
   - name: netexec
     image: $AGNHOST_IMAGE
@@ -50,6 +71,7 @@ kind: Pod
 metadata:
   name: client
 spec:
+  nodeName: $client_node
   containers:
   - name: client
     image: $AGNHOST_IMAGE
@@ -63,48 +85,89 @@ spec:
   type: NodePort
   selector: {app: backend}
   ports: [{port: 80, targetPort: 8080}]
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: backend-local
+spec:
+  type: NodePort
+  externalTrafficPolicy: Local
+  selector: {app: backend}
+  ports: [{port: 80, targetPort: 8080}]
 MANIFEST
 k wait --for=condition=Ready pod/backend pod/client --timeout=120s >/dev/null
 cluster_ip="$(k get service backend -o jsonpath='{.spec.clusterIP}')"
 node_port="$(k get service backend -o jsonpath='{.spec.ports[0].nodePort}')"
-
-failures=0
-# check NAME CMD...: CMD must print the backend's hostname within 30 s
-# (the EndpointSlice and the proxy's next sync may lag the Pod's readiness).
-check() {
-	local name="$1" got="" i; shift
-	for i in $(seq 1 30); do
-		got="$("$@" 2>/dev/null || true)"
-		if [ "$got" = backend ]; then echo "test-node: ok   $name" >&2; return; fi
-		sleep 1
-	done
-	echo "test-node: FAIL $name: got '$got', want 'backend'" >&2
-	failures=$((failures + 1))
-}
-check "Pod -> ClusterIP $cluster_ip:80" k exec client -- curl -sS --max-time 3 "http://$cluster_ip/hostname"
-check "Pod -> Service name backend:80 (CoreDNS)" k exec client -- curl -sS --max-time 3 "http://backend/hostname"
-check "Pod -> NodePort $NODE_IP:$node_port" k exec client -- curl -sS --max-time 3 "http://$NODE_IP:$node_port/hostname"
-check "node -> NodePort $NODE_IP:$node_port" in_node curl -sS --max-time 3 "http://$NODE_IP:$node_port/hostname"
-
-# nftproxy trace, run in the DaemonSet's Pod (no shell in the image: the
-# binary alone) as docs/operations.md tells operators to: it predicts the
-# backend Pod for the client's connection, and finds the node's tables doing
-# what the API server's objects say (exit 0, not 3).
+local_port="$(k get service backend-local -o jsonpath='{.spec.ports[0].nodePort}')"
 backend_ip="$(k get pod backend -o jsonpath='{.status.podIP}')"
 client_ip="$(k get pod client -o jsonpath='{.status.podIP}')"
-trace_() { hack/kubectl.sh -n kube-system exec daemonset/nftproxy -- nftproxy trace "$@"; }
+
+passed=0
+failures=0
+ok() { echo "test-node: ok   $1" >&2; passed=$((passed + 1)); }
+fail() { echo "test-node: FAIL $1" >&2; failures=$((failures + 1)); }
+
+# check NAME WANT CMD...: CMD must print WANT within 30 s (the EndpointSlice
+# and the proxy's next sync may lag the Pod's readiness).
+check() {
+	local name="$1" want="$2" got="" i; shift 2
+	for i in $(seq 1 30); do
+		got="$("$@" 2>/dev/null || true)"
+		if [ "$got" = "$want" ]; then ok "$name"; return; fi
+		sleep 1
+	done
+	fail "$name: got '$got', want '$want'"
+}
+
+# refused NAME CMD...: CMD (a bounded request) must fail 3 times in a row.
+refused() {
+	local name="$1" i got; shift
+	for i in 1 2 3; do
+		if got="$("$@" 2>/dev/null)"; then fail "$name: answered '$got', want no answer"; return; fi
+	done
+	ok "$name"
+}
+
+# The backend's /clientip answers with the address the connection came from.
+from_pod() { k exec client -- curl -sS --max-time 3 "$1/clientip" | cut -d: -f1; }
+from_lan() { in_lan curl -sS --max-time 3 "$1/clientip" | cut -d: -f1; }
+hostname_via() { k exec client -- curl -sS --max-time 3 "$1/hostname"; }
+
+check "Pod on $client_node -> ClusterIP $cluster_ip:80 -> endpoint on $backend_node, client address kept" \
+	"$client_ip" from_pod "http://$cluster_ip"
+check "Pod -> Service name backend:80 (CoreDNS)" backend hostname_via "http://backend"
+check "outside -> NodePort $NODE_IP:$node_port of $client_node -> $backend_node, source rewritten to $client_node" \
+	"$NODE_IP" from_lan "http://$NODE_IP:$node_port"
+check "outside -> externalTrafficPolicy Local NodePort of $backend_node: client address kept" \
+	"$LAN_IP" from_lan "http://$backend_ip_node:$local_port"
+if [ "$backend" != 1 ]; then
+	refused "outside -> externalTrafficPolicy Local NodePort of $client_node (no local endpoint): dropped" \
+		in_lan curl -sS --max-time 2 "http://$NODE_IP:$local_port/clientip"
+fi
+check "node $client_node -> NodePort $NODE_IP:$node_port" backend in_node curl -sS --max-time 3 "http://$NODE_IP:$node_port/hostname"
+
+# nftproxy trace, run in node 1's nftproxy Pod (no shell in the image: the
+# binary alone) as docs/operations.md tells operators to.
+proxy_pod="$(hack/kubectl.sh -n kube-system get pods -l app.kubernetes.io/name=nftproxy \
+	--field-selector "spec.nodeName=$client_node" -o jsonpath='{.items[0].metadata.name}')"
+trace_() { hack/kubectl.sh -n kube-system exec "$proxy_pod" -- nftproxy trace "$@"; }
 predicts_backend() {
-	trace_ --src "$client_ip" --dst "$cluster_ip:80" -o json | grep -q "\"destination\": \"$backend_ip:8080\"" && echo backend
+	trace_ --src "$client_ip" --dst "$cluster_ip:80" -o json | grep -q "\"destination\": \"$backend_ip:8080\"" && echo yes
+}
+predicts_drop() {
+	trace_ --from external --src "$LAN_IP" --dst "$NODE_IP:$local_port" -o json | grep -q '"verdict": "drop"' && echo yes
 }
 matches_api() {
-	trace_ --service "$ns/backend" --in-cluster --config /etc/nftproxy/config.conf >/dev/null && echo backend
+	trace_ --service "$ns/backend" --in-cluster --config /etc/nftproxy/config.conf >/dev/null && echo yes
 }
-check "trace: Pod -> ClusterIP is DNATed to the backend" predicts_backend
-check "trace --service --in-cluster: the tables do what the API says" matches_api
-checks=6
-if [ "$failures" -gt 0 ]; then
-	hack/kubectl.sh -n kube-system logs daemonset/nftproxy --tail=30 >&2 || true
-	echo "test-node: $((checks - failures)) passed, $failures failed" >&2
-	exit 1
+check "trace on $client_node: Pod -> ClusterIP is DNATed to the endpoint on $backend_node" yes predicts_backend
+if [ "$backend" != 1 ]; then
+	check "trace on $client_node: outside -> Local NodePort is dropped" yes predicts_drop
 fi
-echo "test-node: $checks passed, 0 failed" >&2
+check "trace --service --in-cluster: the tables do what the API says" yes matches_api
+if [ "$failures" -gt 0 ]; then
+	hack/kubectl.sh -n kube-system logs "$proxy_pod" --tail=30 >&2 || true
+fi
+echo "test-node: $NODES nodes: $passed passed, $failures failed" >&2
+[ "$failures" = 0 ]

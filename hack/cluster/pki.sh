@@ -1,4 +1,4 @@
-# Certificates for the single-node cluster (sourced by hack/cluster-up.sh
+# Certificates for the cluster (sourced by hack/cluster-up.sh
 # after hack/cluster/env.sh): one CA, the API server's serving certificate,
 # one client certificate per component (its user and group are what the
 # built-in RBAC roles bind), and the service-account signing key. Made with
@@ -19,7 +19,7 @@ client_cert() {
 # make_pki creates every key and certificate the cluster uses.
 make_pki() {
 	mkdir -p "$PKI_DIR"
-	openssl req -x509 -new -newkey rsa:2048 -nodes -days 365 -subj "/CN=nftproxy-node-ca" \
+	openssl req -x509 -new -newkey rsa:2048 -nodes -days 365 -subj "/CN=nftproxy-cluster-ca" \
 		-keyout "$PKI_DIR/ca.key" -out "$PKI_DIR/ca.crt" \
 		-addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
 	openssl req -new -newkey rsa:2048 -nodes -subj "/CN=kube-apiserver" \
@@ -33,8 +33,10 @@ make_pki() {
 	client_cert apiserver-kubelet-client kube-apiserver-kubelet-client system:masters
 	client_cert controller-manager system:kube-controller-manager
 	client_cert scheduler system:kube-scheduler
-	client_cert kubelet "system:node:$NODE_NAME" system:nodes
-	client_cert kube-proxy system:kube-proxy
+	local i
+	for i in $(seq 1 "$NODES"); do
+		client_cert "kubelet-node$i" "system:node:$(node_name "$i")" system:nodes
+	done
 	openssl genrsa -out "$PKI_DIR/sa.key" 2048 2>/dev/null
 	openssl rsa -in "$PKI_DIR/sa.key" -pubout -out "$PKI_DIR/sa.pub" 2>/dev/null
 	rm -f "$PKI_DIR"/*.csr
@@ -47,7 +49,7 @@ kubeconfig() {
 apiVersion: v1
 kind: Config
 clusters:
-- name: nftproxy-node
+- name: nftproxy-cluster
   cluster:
     server: https://$NODE_IP:$APISERVER_PORT
     certificate-authority: $PKI_DIR/ca.crt
@@ -57,10 +59,10 @@ users:
     client-certificate: $PKI_DIR/$1.crt
     client-key: $PKI_DIR/$1.key
 contexts:
-- name: nftproxy-node
+- name: nftproxy-cluster
   context:
-    cluster: nftproxy-node
+    cluster: nftproxy-cluster
     user: $1
-current-context: nftproxy-node
+current-context: nftproxy-cluster
 KUBECONFIG
 }

@@ -7,6 +7,10 @@
 // selected test failed.
 //
 //	go run ./hack/conformance -report DIR/report.json -focus REGEX -skip-file FILE [-out results.md]
+//
+// With -compare LABEL=REPORT (repeated), it writes one side-by-side table
+// of several runs instead (docs/conformance.md): counts per run, then every
+// test with each run's outcome and the reasons.
 package main
 
 import (
@@ -27,7 +31,16 @@ func main() {
 	focus := flag.String("focus", "", "the run's --ginkgo.focus")
 	skipFile := flag.String("skip-file", "", "lines of REGEX<TAB>reason excluded from the run")
 	out := flag.String("out", "", "also write the table to this file")
+	var runs multi
+	flag.Var(&runs, "compare", "LABEL=REPORT of one run, repeated: a side-by-side table of the runs")
 	flag.Parse()
+	if len(runs) > 0 {
+		if err := compare(runs, *focus, *skipFile, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "conformance:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	failed, err := run(*report, *focus, *skipFile, *out, os.Stdout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
@@ -37,6 +50,12 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// multi is a repeated string flag.
+type multi []string
+
+func (m *multi) String() string     { return strings.Join(*m, ",") }
+func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 
 func run(reportPath, focus, skipFile, out string, stdout io.Writer) (failed bool, err error) {
 	focusRE, err := regexp.Compile(focus)

@@ -97,3 +97,34 @@ func TestReadSkipsRejectsLineWithoutReason(t *testing.T) {
 		t.Error("readSkips accepted a line without a reason")
 	}
 }
+
+func TestCompare(t *testing.T) {
+	dir := t.TempDir()
+	one := filepath.Join(dir, "one.json")
+	other := filepath.Join(dir, "other.json")
+	if err := os.WriteFile(one, []byte(report), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The other run passed the test the first one failed.
+	if err := os.WriteFile(other, []byte(strings.Replace(report, `"State": "failed"`, `"State": "passed"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	focus := `\[sig-network\] Services`
+	if err := compare([]string{"a=" + one, "b=" + other}, focus, "", &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| passed | 1 | 2 |",
+		"| failed | 1 | 0 |",
+		"| of which [Conformance], passed | 1 of 1 | 1 of 1 |",
+		"| [sig-network] Services should be rejected when no endpoints exist | failed | passed | expected REFUSED |",
+	} {
+		if !strings.Contains(out.String(), want+"\n") {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	if err := compare([]string{"no-label"}, focus, "", &out); err == nil {
+		t.Error("compare accepted a run without LABEL=")
+	}
+}
