@@ -265,7 +265,7 @@ hack/cluster-down.sh >&2
 NODES="$want_nodes"
 trap failed EXIT
 mkdir -p "$CLUSTER_DIR" "$RUN_DIR" "$LOG_DIR"
-echo "$NODES" >"$CLUSTER_DIR/nodes"
+echo "$NODES" >"$CLUSTER_DIR/size"
 make_pki
 for c in admin controller-manager scheduler; do kubeconfig "$c"; done
 for i in $(seq 1 "$NODES"); do kubeconfig "kubelet-node$i"; done

@@ -8,7 +8,7 @@
 # and kubelet; node 1 also runs the control plane (etcd, kube-apiserver,
 # kube-controller-manager, kube-scheduler), which every other node reaches
 # over the segment. A cluster that is up records its size in
-# $CLUSTER_DIR/nodes, which wins over NODES for every script but
+# $CLUSTER_DIR/size, which wins over NODES for every script but
 # cluster-up.
 #
 # Address plan. The machine itself has 192.0.2.0/24 and fd00::/64 on eth0;
@@ -29,8 +29,8 @@
 CLUSTER_DIR="${NFTPROXY_CLUSTER_DIR:-/var/tmp/nftproxy-cluster}"
 MAX_NODES=3
 # NODES: the size of the cluster that is up, else the size asked for.
-if [ -f "$CLUSTER_DIR/nodes" ]; then
-	read -r NODES <"$CLUSTER_DIR/nodes"
+if [ -f "$CLUSTER_DIR/size" ]; then
+	read -r NODES <"$CLUSTER_DIR/size"
 fi
 NODES="${NODES:-1}"
 LAN_NS="nftproxy-lan"
