@@ -211,9 +211,12 @@ cni_network() {
 }
 
 nodes() {
-	local i
-	for i in $(seq 1 "$NODES"); do runtime "$i" & done
-	wait_all "containerd and images"
+	local i pids=()
+	for i in $(seq 1 "$NODES"); do
+		runtime "$i" &
+		pids+=($!)
+	done
+	wait_all "containerd and images" "${pids[@]}"
 	for i in $(seq 1 "$NODES"); do kubelet "$i"; done
 	for i in $(seq 1 "$NODES"); do cni_network "$i"; done
 	for i in $(seq 1 "$NODES"); do
@@ -221,11 +224,13 @@ nodes() {
 	done
 }
 
-# wait_all WHAT: waits for every background job; fails if one failed.
+# wait_all WHAT PID...: waits for each of those background jobs; fails if
+# one failed.
 wait_all() {
-	local pid failed=0
-	for pid in $(jobs -p); do wait "$pid" || failed=1; done
-	if [ "$failed" = 1 ]; then echo "cluster: $1 failed" >&2; return 1; fi
+	local what="$1" pid failed=0
+	shift
+	for pid in "$@"; do wait "$pid" || failed=1; done
+	if [ "$failed" = 1 ]; then echo "cluster: $what failed" >&2; return 1; fi
 }
 
 # proxy installs the service proxy on every node as the Pods of one

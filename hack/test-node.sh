@@ -169,5 +169,6 @@ check "trace --service --in-cluster: the tables do what the API says" yes matche
 if [ "$failures" -gt 0 ]; then
 	hack/kubectl.sh -n kube-system logs "$proxy_pod" --tail=30 >&2 || true
 fi
-echo "test-node: $NODES nodes: $passed passed, $failures failed" >&2
+echo "test-node: on $NODES nodes" >&2
+echo "test-node: $passed passed, $failures failed" >&2
 [ "$failures" = 0 ]
