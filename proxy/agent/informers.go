@@ -125,11 +125,17 @@ func handler[T any](set func(key string, obj *T)) cache.ResourceEventHandlerFunc
 }
 
 // beforeRecord runs before each handler call; tests slow the handlers
-// down with it to check that syncs wait for them.
-var beforeRecord = func() {}
+// down with it to check that syncs wait for them. afterRecord runs after
+// each one: tests that change objects wait with it until the handlers
+// have recorded every change.
+var (
+	beforeRecord = func() {}
+	afterRecord  = func() {}
+)
 
 func call[T any](set func(key string, obj *T), obj any, deleted bool) {
 	beforeRecord()
+	defer afterRecord()
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		set(tomb.Key, nil)
 		return
