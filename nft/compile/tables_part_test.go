@@ -21,13 +21,14 @@ import (
 func TestPartAgreesWithTable(t *testing.T) {
 	for seed := range uint64(3) {
 		t.Run(fmt.Sprintf("random seed %d", seed), func(t *testing.T) {
-			g := &generator{r: rand.New(rand.NewPCG(seed, 11)), snap: &model.Snapshot{}}
+			r := rand.New(rand.NewPCG(seed, 11))
+			g := synth.NewRandom(r)
 			for range 30 {
-				g.addService()
+				g.AddService()
 			}
-			c := compile.New(g.snap, testNode, compile.DefaultOptions())
+			c := compile.New(g.Snap, testNode, compile.DefaultOptions())
 			for range 40 {
-				c.Update(g.snap, g.mutate())
+				c.Update(g.Snap, g.Mutate())
 			}
 			checkParts(t, c)
 		})

@@ -9,7 +9,7 @@ import (
 
 	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/nft/compile"
-	"github.com/nftproxy/nftproxy/proxy/model"
+	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 
 // TestCompiledStale makes random changes without telling the Tables
@@ -20,33 +20,34 @@ import (
 func TestCompiledStale(t *testing.T) {
 	for seed := range uint64(4) {
 		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
-			g := &generator{r: rand.New(rand.NewPCG(seed, 11)), snap: &model.Snapshot{}}
+			r := rand.New(rand.NewPCG(seed, 11))
+			g := synth.NewRandom(r)
 			for range 25 {
-				g.addService()
+				g.AddService()
 			}
 			o := compile.DefaultOptions()
-			c := compile.New(g.snap, testNode, o)
+			c := compile.New(g.Snap, testNode, o)
 			f := nft.NewFake()
 			if err := f.Apply(nft.Diff(nil, c.Ruleset())); err != nil {
 				t.Fatal(err)
 			}
 			for step := range 60 {
-				changed := g.mutate()
-				for range g.r.IntN(3) { // several changes missed at once
-					for k := range g.mutate() {
+				changed := g.Mutate()
+				for range r.IntN(3) { // several changes missed at once
+					for k := range g.Mutate() {
 						changed[k] = true
 					}
 				}
-				stale := c.Stale(g.snap)
+				stale := c.Stale(g.Snap)
 				for k := range stale {
 					if !changed[k] {
 						t.Fatalf("step %d: %s is stale but did not change (changed: %v)", step, k, changed)
 					}
 				}
-				if err := f.Apply(c.Update(g.snap, stale)); err != nil {
+				if err := f.Apply(c.Update(g.Snap, stale)); err != nil {
 					t.Fatalf("step %d: apply: %v", step, err)
 				}
-				want, wantProblems := compile.Ruleset(g.snap, testNode, o)
+				want, wantProblems := compile.Ruleset(g.Snap, testNode, o)
 				if diff := cmp.Diff(want.CanonicalText(), f.Ruleset.CanonicalText()); diff != "" {
 					t.Fatalf("step %d (stale %v of %v): kernel (-want +got):\n%s", step, stale, changed, diff)
 				}
@@ -56,7 +57,7 @@ func TestCompiledStale(t *testing.T) {
 				if diff := cmp.Diff(wantProblems, c.Problems()); diff != "" {
 					t.Fatalf("step %d: problems (-fresh +updated):\n%s", step, diff)
 				}
-				if again := c.Stale(g.snap); len(again) > 0 {
+				if again := c.Stale(g.Snap); len(again) > 0 {
 					t.Fatalf("step %d: still stale after Update: %v", step, again)
 				}
 			}

@@ -26,11 +26,12 @@ func TestStreamIsTheFullPlan(t *testing.T) {
 		"empty":                     {},
 	}
 	for seed := range uint64(4) {
-		g := &generator{r: rand.New(rand.NewPCG(seed, 11)), snap: &model.Snapshot{}}
+		r := rand.New(rand.NewPCG(seed, 11))
+		g := synth.NewRandom(r)
 		for range 40 {
-			g.addService()
+			g.AddService()
 		}
-		snaps[fmt.Sprintf("conflicts, seed %d", seed)] = g.snap
+		snaps[fmt.Sprintf("conflicts, seed %d", seed)] = g.Snap
 	}
 	for name, snap := range snaps {
 		for nodeName, node := range map[string]model.Node{"dual-stack": testNode, "IPv4": ipv4} {

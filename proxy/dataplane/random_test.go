@@ -4,13 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/netip"
-	"slices"
 	"testing"
 
 	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/nft/compile"
-	"github.com/nftproxy/nftproxy/proxy/model"
 	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 
@@ -24,10 +21,13 @@ func TestSyncRandomHistory(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 11))
 			f := nft.NewFake()
 			d := New(f)
-			snap := synth.Plain(20, 3)
+			g := synth.NewRandom(r)
+			for range 20 {
+				g.AddService()
+			}
 			pending := map[string]bool{}
 			for step := range 120 {
-				in := input(snap)
+				in := input(g.Snap)
 				in.Changed = pending
 				switch r.IntN(10) {
 				case 0: // the next transaction fails
@@ -50,7 +50,7 @@ func TestSyncRandomHistory(t *testing.T) {
 					mustMatch(t, f, in, step)
 					pending = map[string]bool{}
 				}
-				for _, key := range randomChange(r, snap) {
+				for key := range g.Mutate() {
 					pending[key] = true
 				}
 			}
@@ -64,29 +64,4 @@ func mustMatch(t *testing.T, f *nft.Fake, in Input, step int) {
 	if want.CanonicalText() != f.Ruleset.CanonicalText() {
 		t.Fatalf("step %d: the kernel differs from a fresh compile", step)
 	}
-}
-
-// randomChange changes one Service or its endpoints, adds or removes one,
-// and returns the keys of the Services it touched. ClusterIPs and NodePorts
-// come from small pools, so that Services collide.
-func randomChange(r *rand.Rand, s *model.Snapshot) []string {
-	i := r.IntN(len(s.Services))
-	svc := &s.Services[i]
-	key := svc.Key()
-	switch r.IntN(5) {
-	case 0:
-		s.Slices[i].Endpoints = s.Slices[i].Endpoints[:r.IntN(len(s.Slices[i].Endpoints)+1)]
-	case 1:
-		svc.ClusterIPs = []netip.Addr{netip.AddrFrom4([4]byte{10, 96, 0, byte(r.IntN(25))})}
-	case 2:
-		svc.Ports[0].NodePort = uint16(30000 + r.IntN(25))
-	case 3: // a Service goes and another comes, at the same position
-		name := fmt.Sprintf("new-%d", r.Int())
-		s.Services[i].Name, s.Slices[i].Service = name, name
-		return []string{key, svc.Key()}
-	default:
-		s.Slices[i].Endpoints = append(slices.Clip(s.Slices[i].Endpoints), model.Endpoint{Ready: true,
-			Addresses: []netip.Addr{netip.AddrFrom4([4]byte{10, 200, byte(i), byte(r.IntN(250))})}})
-	}
-	return []string{key}
 }

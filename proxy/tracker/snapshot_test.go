@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"net/netip"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/nftproxy/nftproxy/proxy/model"
+	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 
 // TestSnapshotIncremental checks the copied-and-patched snapshots against
@@ -25,6 +27,7 @@ func TestSnapshotIncremental(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 1))
 			tr := New(t0)
+			g := synth.NewRandom(r)
 			svcs, sls := map[string]*model.Service{}, map[string]*model.EndpointSlice{}
 			type taken struct {
 				snap     *model.Snapshot
@@ -33,26 +36,15 @@ func TestSnapshotIncremental(t *testing.T) {
 			}
 			var all []taken
 			for step := range 200 {
-				name := fmt.Sprintf("s%d", r.IntN(12))
-				switch r.IntN(4) {
-				case 0:
-					tr.SetService("ns/"+name, nil)
-					delete(svcs, "ns/"+name)
-				case 1:
-					s := svc(name, uint16(r.IntN(3)+80))
-					tr.SetService("ns/"+name, s)
-					svcs["ns/"+name] = s
-				case 2:
-					tr.SetSlice("ns/"+name+"-1", nil, time.Time{})
-					delete(sls, "ns/"+name+"-1")
-				case 3:
-					s := slice(name+"-1", name, fmt.Sprintf("10.0.0.%d", r.IntN(3)+1))
-					tr.SetSlice("ns/"+name+"-1", s, time.Time{})
-					sls["ns/"+name+"-1"] = s
+				if step%20 == 0 || len(g.Snap.Services) < 3 {
+					g.AddService()
+				} else {
+					g.Mutate()
 				}
+				feed(tr, g.Snap, svcs, sls)
 				if step%3 == 0 {
 					tk := taken{snap: tr.Take().Snapshot, want: scratch(svcs, sls)}
-					if diff := cmp.Diff(tk.want, *tk.snap, cmpopts.EquateComparable(netip.Addr{}), cmpopts.EquateEmpty()); diff != "" {
+					if diff := cmp.Diff(tk.want, *tk.snap, cmpopts.EquateComparable(netip.Addr{}, netip.Prefix{}), cmpopts.EquateEmpty()); diff != "" {
 						t.Fatalf("step %d: snapshot (-want +got):\n%s", step, diff)
 					}
 					all = append(all, tk)
@@ -72,11 +64,45 @@ func TestSnapshotIncremental(t *testing.T) {
 				if tk.released {
 					continue
 				}
-				if diff := cmp.Diff(tk.want, *tk.snap, cmpopts.EquateComparable(netip.Addr{}), cmpopts.EquateEmpty()); diff != "" {
+				if diff := cmp.Diff(tk.want, *tk.snap, cmpopts.EquateComparable(netip.Addr{}, netip.Prefix{}), cmpopts.EquateEmpty()); diff != "" {
 					t.Fatalf("snapshot %d (-want +got):\n%s", i, diff)
 				}
 			}
 		})
+	}
+}
+
+// feed records in tr, and in svcs and sls, every Service and EndpointSlice
+// of cur that is not the one they hold, and the deletion of every one cur
+// lacks. The values are copies: cur's arrays change with the next Mutate.
+func feed(tr *Tracker, cur *model.Snapshot, svcs map[string]*model.Service, sls map[string]*model.EndpointSlice) {
+	now := map[string]bool{}
+	for _, s := range cur.Services {
+		now[s.Key()] = true
+		if old, ok := svcs[s.Key()]; !ok || !reflect.DeepEqual(*old, s) {
+			tr.SetService(s.Key(), &s)
+			svcs[s.Key()] = &s
+		}
+	}
+	for k := range svcs {
+		if !now[k] {
+			tr.SetService(k, nil)
+			delete(svcs, k)
+		}
+	}
+	for _, sl := range cur.Slices {
+		k := sl.Namespace + "/" + sl.Name
+		now[k] = true
+		if old, ok := sls[k]; !ok || !reflect.DeepEqual(*old, sl) {
+			tr.SetSlice(k, &sl, time.Time{})
+			sls[k] = &sl
+		}
+	}
+	for k := range sls {
+		if !now[k] {
+			tr.SetSlice(k, nil, time.Time{})
+			delete(sls, k)
+		}
 	}
 }
 
