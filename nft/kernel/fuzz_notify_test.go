@@ -27,7 +27,7 @@ func FuzzChain(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m := netlink.Message{Header: netlink.Header{Type: unix.NFNL_SUBSYS_NFTABLES<<8 | unix.NFT_MSG_NEWCHAIN}, Data: data}
-		chains, err := replying(t, []netlink.Message{m}).ListChainsOfTableFamily(tbl.Family)
+		chains, err := listChains(replying(t, []netlink.Message{m}), tbl.Family)
 		if err != nil {
 			return
 		}
