@@ -1,30 +1,28 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
-	"syscall"
+	"strings"
 	"time"
 )
 
-// memory is the memory and CPU cost of one phase: the peak resident set
+// phaseMemory is the memory and CPU cost of one phase: the peak resident set
 // while it ran, the live heap it left behind, and the process's CPU time.
-type memory struct {
+type phaseMemory struct {
 	peakRSS, liveHeap uint64 // bytes
 	user, sys         time.Duration
 }
 
-// measureMemory runs fn and returns what it cost. The kernel's high-water
+// measurePhaseMemory runs fn and returns what it cost. The kernel's high-water
 // mark is reset first (clear_refs 5, Linux 4.0+) after a collection that
 // returns freed memory to the kernel, so earlier phases do not count.
-func measureMemory(fn func() error) (memory, error) {
-	var m memory
+func measurePhaseMemory(fn func() error) (phaseMemory, error) {
+	var m phaseMemory
 	debug.FreeOSMemory()
 	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 		return m, fmt.Errorf("reset peak RSS: %w", err)
@@ -36,7 +34,7 @@ func measureMemory(fn func() error) (memory, error) {
 	u1, s1 := cpuTimes()
 	m.user, m.sys = u1-u0, s1-s0
 	var err error
-	if m.peakRSS, err = statusBytes("VmHWM:"); err != nil {
+	if m.peakRSS, err = vmHWM("/proc/self/status"); err != nil {
 		return m, err
 	}
 	m.liveHeap = liveHeap()
@@ -52,27 +50,20 @@ func liveHeap() uint64 {
 	return ms.HeapAlloc
 }
 
-// statusBytes reads a "kB" field of /proc/self/status.
-func statusBytes(field string) (uint64, error) {
-	b, err := os.ReadFile("/proc/self/status")
+// vmHWM reads VmHWM, the peak resident memory so far, in bytes, from a
+// /proc/PID/status file.
+func vmHWM(status string) (uint64, error) {
+	b, err := os.ReadFile(status)
 	if err != nil {
 		return 0, err
 	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		f := bytes.Fields(sc.Bytes())
-		if len(f) >= 2 && string(f[0]) == field {
-			kb, err := strconv.ParseUint(string(f[1]), 10, 64)
-			return kb << 10, err
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kib, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kib << 10, err
 		}
 	}
-	return 0, fmt.Errorf("no %s in /proc/self/status", field)
-}
-
-func cpuTimes() (user, sys time.Duration) {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru) // cannot fail for RUSAGE_SELF
-	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
+	return 0, fmt.Errorf("no VmHWM in %s", status)
 }
 
 // writeHeapProfile writes the allocation profile (in-use and allocated
@@ -87,4 +78,4 @@ func writeHeapProfile(file string) error {
 	return pprof.Lookup("allocs").WriteTo(out, 0)
 }
 
-func mib(b uint64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+func mibs(b uint64) string { return mib(float64(b)) }
