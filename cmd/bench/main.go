@@ -26,7 +26,7 @@
 // cold sync time and peak memory of agent runs (their -json files) against
 // cluster size, as SVG.
 //
-// shapes: the candidate table shapes of issue 12 (the old per-Service
+// shapes: the candidate table shapes (docs/ruleset.md; the old per-Service
 // chains, A and L; see shapes_build.go) loaded with nft -f and with our
 // applier, and the transactions of one-Service changes in each.
 //
