@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -53,17 +51,10 @@ func (ns *netns) exec(timeout time.Duration, args ...string) (string, error) {
 // remove kills what is left in the namespace and deletes it.
 func (ns *netns) remove() error { return setns.Remove(ns.name) }
 
+// command runs a command, killed after timeout, and returns its combined
+// output.
 func command(timeout time.Duration, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, args[0], args[1:]...).CombinedOutput()
-	if ctx.Err() != nil {
-		return string(out), fmt.Errorf("%s: timed out after %s", strings.Join(args, " "), timeout)
-	}
-	if err != nil {
-		return string(out), fmt.Errorf("%s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-	}
-	return string(out), nil
+	return setns.RunTimeout(timeout, args...)
 }
 
 // do runs fn on an OS thread switched into the namespace, so that sockets

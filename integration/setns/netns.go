@@ -69,13 +69,18 @@ func Remove(name string) error {
 	return err
 }
 
-// Run runs a command with a timeout and returns its combined output.
-func Run(args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), execTimeout)
+// Run runs a command with a timeout of 30 s and returns its combined
+// output.
+func Run(args ...string) (string, error) { return RunTimeout(execTimeout, args...) }
+
+// RunTimeout runs a command, killed after timeout, and returns its combined
+// output.
+func RunTimeout(timeout time.Duration, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, args[0], args[1:]...).CombinedOutput()
 	if ctx.Err() != nil {
-		return string(out), fmt.Errorf("%s: timed out after %s", strings.Join(args, " "), execTimeout)
+		return string(out), fmt.Errorf("%s: timed out after %s", strings.Join(args, " "), timeout)
 	}
 	if err != nil {
 		return string(out), fmt.Errorf("%s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))

@@ -19,20 +19,14 @@ import (
 // lacks, Part finds nothing. Clusters with colliding claims (the random
 // generator, after updates) and the benchmark's mix, with ServiceCIDRs.
 func TestPartAgreesWithTable(t *testing.T) {
-	for seed := range uint64(3) {
-		t.Run(fmt.Sprintf("random seed %d", seed), func(t *testing.T) {
-			r := rand.New(rand.NewPCG(seed, 11))
-			g := synth.NewRandom(r)
-			for range 30 {
-				g.AddService()
-			}
-			c := compile.New(g.Snap, testNode, compile.DefaultOptions())
-			for range 40 {
-				c.Update(g.Snap, g.Mutate())
-			}
-			checkParts(t, c)
-		})
-	}
+	synth.Seeds(t, 3, func(t *testing.T, r *rand.Rand) {
+		g := synth.NewRandom(r, 30)
+		c := compile.New(g.Snap, testNode, compile.DefaultOptions())
+		for range 40 {
+			c.Update(g.Snap, g.Mutate())
+		}
+		checkParts(t, c)
+	})
 	t.Run("mix", func(t *testing.T) {
 		snap := synth.Cluster(synth.Spec{Services: 300, Endpoints: 4, Mixed: true})
 		snap.ServiceCIDRs = []model.ServiceCIDR{{Name: "kubernetes", CIDRs: []netip.Prefix{

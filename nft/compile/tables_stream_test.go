@@ -27,10 +27,7 @@ func TestStreamIsTheFullPlan(t *testing.T) {
 	}
 	for seed := range uint64(4) {
 		r := rand.New(rand.NewPCG(seed, 11))
-		g := synth.NewRandom(r)
-		for range 40 {
-			g.AddService()
-		}
+		g := synth.NewRandom(r, 40)
 		snaps[fmt.Sprintf("conflicts, seed %d", seed)] = g.Snap
 	}
 	for name, snap := range snaps {

@@ -28,10 +28,7 @@ func TestCompiledUpdateConverges(t *testing.T) {
 		for seed := range uint64(4) {
 			t.Run(fmt.Sprintf("%s/seed %d", name, seed), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(seed, 7))
-				g := synth.NewRandom(r)
-				for range 25 {
-					g.AddService()
-				}
+				g := synth.NewRandom(r, 25)
 				checkUpdates(t, g, node, 150)
 			})
 		}

@@ -2,7 +2,6 @@ package dataplane
 
 import (
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -16,46 +15,40 @@ import (
 // checks after every successful Sync that the kernel holds exactly what a
 // fresh compile of the snapshot gives.
 func TestSyncRandomHistory(t *testing.T) {
-	for seed := range uint64(5) {
-		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
-			r := rand.New(rand.NewPCG(seed, 11))
-			f := nft.NewFake()
-			d := New(f)
-			g := synth.NewRandom(r)
-			for range 20 {
-				g.AddService()
+	synth.Seeds(t, 5, func(t *testing.T, r *rand.Rand) {
+		f := nft.NewFake()
+		d := New(f)
+		g := synth.NewRandom(r, 20)
+		pending := map[string]bool{}
+		for step := range 120 {
+			in := input(g.Snap)
+			in.Changed = pending
+			switch r.IntN(10) {
+			case 0: // the next transaction fails
+				f.FailAt, f.FailErr = 0, errors.New("injected")
+			case 1: // somebody else changes our table
+				tamperings[r.IntN(len(tamperings))].fn(f.Ruleset)
+				f.Gen++
+			case 2:
+				in.Full = true
 			}
-			pending := map[string]bool{}
-			for step := range 120 {
-				in := input(g.Snap)
-				in.Changed = pending
-				switch r.IntN(10) {
-				case 0: // the next transaction fails
-					f.FailAt, f.FailErr = 0, errors.New("injected")
-				case 1: // somebody else changes our table
-					tamperings[r.IntN(len(tamperings))].fn(f.Ruleset)
-					f.Gen++
-				case 2:
-					in.Full = true
-				}
-				res, err := d.Sync(in)
-				failing := f.FailErr != nil
-				f.FailAt, f.FailErr = -1, nil
-				switch {
-				case err != nil && !failing:
-					t.Fatalf("step %d: sync: %v", step, err)
-				case err == nil && failing && res.Ops > 0:
-					t.Fatalf("step %d: sync of %d ops succeeded through a failing applier", step, res.Ops)
-				case err == nil:
-					mustMatch(t, f, in, step)
-					pending = map[string]bool{}
-				}
-				for key := range g.Mutate() {
-					pending[key] = true
-				}
+			res, err := d.Sync(in)
+			failing := f.FailErr != nil
+			f.FailAt, f.FailErr = -1, nil
+			switch {
+			case err != nil && !failing:
+				t.Fatalf("step %d: sync: %v", step, err)
+			case err == nil && failing && res.Ops > 0:
+				t.Fatalf("step %d: sync of %d ops succeeded through a failing applier", step, res.Ops)
+			case err == nil:
+				mustMatch(t, f, in, step)
+				pending = map[string]bool{}
 			}
-		})
-	}
+			for key := range g.Mutate() {
+				pending[key] = true
+			}
+		}
+	})
 }
 
 func mustMatch(t *testing.T, f *nft.Fake, in Input, step int) {

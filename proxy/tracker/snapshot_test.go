@@ -1,7 +1,6 @@
 package tracker
 
 import (
-	"fmt"
 	"maps"
 	"math/rand/v2"
 	"net/netip"
@@ -23,53 +22,50 @@ import (
 // deletes, with the snapshot before the last released at random (as the
 // agent releases its previous one).
 func TestSnapshotIncremental(t *testing.T) {
-	for seed := range uint64(8) {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			r := rand.New(rand.NewPCG(seed, 1))
-			tr := New(t0)
-			g := synth.NewRandom(r)
-			svcs, sls := map[string]*model.Service{}, map[string]*model.EndpointSlice{}
-			type taken struct {
-				snap     *model.Snapshot
-				want     model.Snapshot
-				released bool
+	synth.Seeds(t, 8, func(t *testing.T, r *rand.Rand) {
+		tr := New(t0)
+		g := synth.NewRandom(r, 0)
+		svcs, sls := map[string]*model.Service{}, map[string]*model.EndpointSlice{}
+		type taken struct {
+			snap     *model.Snapshot
+			want     model.Snapshot
+			released bool
+		}
+		var all []taken
+		for step := range 200 {
+			if step%20 == 0 || len(g.Snap.Services) < 3 {
+				g.AddService()
+			} else {
+				g.Mutate()
 			}
-			var all []taken
-			for step := range 200 {
-				if step%20 == 0 || len(g.Snap.Services) < 3 {
-					g.AddService()
-				} else {
-					g.Mutate()
+			feed(tr, g.Snap, svcs, sls)
+			if step%3 == 0 {
+				tk := taken{snap: tr.Take().Snapshot, want: scratch(svcs, sls)}
+				if diff := cmp.Diff(tk.want, *tk.snap, cmpopts.EquateComparable(netip.Addr{}, netip.Prefix{}), cmpopts.EquateEmpty()); diff != "" {
+					t.Fatalf("step %d: snapshot (-want +got):\n%s", step, diff)
 				}
-				feed(tr, g.Snap, svcs, sls)
-				if step%3 == 0 {
-					tk := taken{snap: tr.Take().Snapshot, want: scratch(svcs, sls)}
-					if diff := cmp.Diff(tk.want, *tk.snap, cmpopts.EquateComparable(netip.Addr{}, netip.Prefix{}), cmpopts.EquateEmpty()); diff != "" {
-						t.Fatalf("step %d: snapshot (-want +got):\n%s", step, diff)
-					}
-					all = append(all, tk)
-					// Released: the one before the last, and so every one
-					// sharing an array with it (the caller holds none).
-					if n := len(all); n >= 2 && r.IntN(2) == 0 && !all[n-2].released {
-						tr.Release(all[n-2].snap)
-						for i := range all[:n-1] {
-							if shares(all[i].snap, all[n-2].snap) {
-								all[i].released = true
-							}
+				all = append(all, tk)
+				// Released: the one before the last, and so every one
+				// sharing an array with it (the caller holds none).
+				if n := len(all); n >= 2 && r.IntN(2) == 0 && !all[n-2].released {
+					tr.Release(all[n-2].snap)
+					for i := range all[:n-1] {
+						if shares(all[i].snap, all[n-2].snap) {
+							all[i].released = true
 						}
 					}
 				}
 			}
-			for i, tk := range all {
-				if tk.released {
-					continue
-				}
-				if diff := cmp.Diff(tk.want, *tk.snap, cmpopts.EquateComparable(netip.Addr{}, netip.Prefix{}), cmpopts.EquateEmpty()); diff != "" {
-					t.Fatalf("snapshot %d (-want +got):\n%s", i, diff)
-				}
+		}
+		for i, tk := range all {
+			if tk.released {
+				continue
 			}
-		})
-	}
+			if diff := cmp.Diff(tk.want, *tk.snap, cmpopts.EquateComparable(netip.Addr{}, netip.Prefix{}), cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("snapshot %d (-want +got):\n%s", i, diff)
+			}
+		}
+	})
 }
 
 // feed records in tr, and in svcs and sls, every Service and EndpointSlice

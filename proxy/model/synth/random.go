@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"slices"
+	"testing"
 
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
@@ -23,8 +24,28 @@ type Random struct {
 	next int
 }
 
-// NewRandom returns a Random over an empty snapshot that draws from r.
-func NewRandom(r *rand.Rand) *Random { return &Random{Snap: &model.Snapshot{}, r: r} }
+// Seeds runs fn as a subtest "seed N" for each of n seeds, with a random
+// source of that seed: the tests of incremental paths run their random
+// histories the same way, and a failing seed is run again alone with
+// -run 'Test/seed_N'.
+func Seeds(t *testing.T, n int, fn func(t *testing.T, r *rand.Rand)) {
+	t.Helper()
+	for seed := range uint64(n) {
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
+			fn(t, rand.New(rand.NewPCG(seed, 11)))
+		})
+	}
+}
+
+// NewRandom returns a Random that draws from r, over a snapshot of n
+// random Services.
+func NewRandom(r *rand.Rand, n int) *Random {
+	g := &Random{Snap: &model.Snapshot{}, r: r}
+	for range n {
+		g.AddService()
+	}
+	return g
+}
 
 func (g *Random) ip4() netip.Addr { return netip.AddrFrom4([4]byte{10, 96, 0, byte(g.r.IntN(40))}) }
 
