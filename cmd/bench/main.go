@@ -94,3 +94,13 @@ func runSyncOnce(args []string) error {
 	}
 	return syncOnce(sizes[0], profiles{cpu: *cpu, mem: *mem}, os.Stdout)
 }
+
+// prepare parses a benchmark's flags with parse and checks that it can run
+// (requireRoot).
+func prepare[C any](args []string, parse func([]string) (C, error)) (C, error) {
+	c, err := parse(args)
+	if err != nil {
+		return c, err
+	}
+	return c, requireRoot()
+}
