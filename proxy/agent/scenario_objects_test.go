@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/netip"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -182,7 +181,7 @@ func (s *scenario) trace(args []string) (string, error) {
 		err = rep.Text(&b)
 		return b.String(), err
 	}
-	r, err := traceRequest(*src, *dst, *proto, *from)
+	r, err := explain.ParseRequest(*src, *dst, *proto, *from)
 	if err != nil {
 		return "", err
 	}
@@ -196,33 +195,6 @@ func (s *scenario) trace(args []string) (string, error) {
 	}
 	err = rep.Text(&b)
 	return b.String(), err
-}
-
-func traceRequest(src, dst, proto, from string) (explain.Request, error) {
-	var r explain.Request
-	var err error
-	if r.Dst, err = netip.ParseAddrPort(dst); err != nil {
-		return r, err
-	}
-	var ok bool
-	if r.Proto, ok = explain.ProtoNumber(proto); !ok {
-		return r, fmt.Errorf("unknown protocol %q", proto)
-	}
-	if r.From, ok = explain.ParseOrigin(from); from != "" && !ok {
-		return r, fmt.Errorf("unknown origin %q", from)
-	}
-	if src != "" {
-		ap, err := netip.ParseAddrPort(src)
-		if err != nil {
-			a, aerr := netip.ParseAddr(src)
-			if aerr != nil {
-				return r, err
-			}
-			ap = netip.AddrPortFrom(a, 0)
-		}
-		r.Src, r.SrcPort = ap.Addr(), ap.Port()
-	}
-	return r, nil
 }
 
 // tamper is somebody else's transaction on the kernel, which nobody
