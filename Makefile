@@ -1,15 +1,19 @@
 # The Makefile only dispatches: the logic lives in hack/*.sh.
 GO ?= go
 
-.PHONY: build test test-unit test-integration test-e2e test-node demo verify
+.PHONY: build test test-unit test-fuzz test-integration test-e2e test-node demo verify
 
 build:
 	hack/build.sh
 
-test: test-unit test-integration test-e2e test-node
+test: test-unit test-fuzz test-integration test-e2e test-node
 
 test-unit:
 	$(GO) test ./...
+
+# Every fuzz target for FUZZTIME (default 30s) each, one at a time; no root.
+test-fuzz:
+	FUZZTIME="$(FUZZTIME)" FUZZ="$(FUZZ)" hack/test-fuzz.sh
 
 # Real-kernel tests: as root, in network namespaces the tests create.
 test-integration:

@@ -3,7 +3,6 @@
 package integration
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nftproxy/nftproxy/integration/lab"
 	"github.com/nftproxy/nftproxy/nft"
@@ -27,7 +25,7 @@ import (
 // cleanup removes both tables.
 func TestApplyCommand(t *testing.T) {
 	node := lab.NewNS(t, "node") // skips unless root
-	bin := buildNftproxy(t)
+	bin := lab.Nftproxy(t)
 	examples, err := filepath.Abs("../examples")
 	if err != nil {
 		t.Fatal(err)
@@ -79,25 +77,6 @@ func TestApplyCommand(t *testing.T) {
 			}
 		}
 	})
-}
-
-// buildNftproxy builds the command from the module root into a temporary
-// directory.
-func buildNftproxy(t *testing.T) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	gomod, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
-	if err != nil {
-		t.Fatalf("go env GOMOD: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "nftproxy")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/nftproxy")
-	cmd.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // runOK runs bin inside ns and returns its stdout; it fails the test

@@ -26,7 +26,7 @@ import (
 // drop or reject must happen. The trace text and what the packets did are
 // logged side by side (go test -v).
 func TestTracePredictsPackets(t *testing.T) {
-	bin := buildNftproxy(t)
+	bin := lab.Nftproxy(t)
 	for _, sc := range traceScenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			c := lab.NewCluster(t, 3)

@@ -83,11 +83,8 @@ func checkBinaries(c agentConfig) error {
 // runAgent measures the proxies against a real API server and prints the
 // tables.
 func runAgent(args []string, stdout io.Writer) error {
-	c, err := parseAgentFlags(args)
+	c, err := prepare(args, parseAgentFlags)
 	if err != nil {
-		return err
-	}
-	if err := requireRoot(); err != nil {
 		return err
 	}
 	if c.logs == "" {

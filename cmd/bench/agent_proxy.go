@@ -156,17 +156,8 @@ const clockTicks = 100
 
 // hwm returns VmHWM, the peak resident memory so far, in bytes.
 func (p *process) hwm() (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kib, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kib * 1024, err
-		}
-	}
-	return 0, errors.New("no VmHWM in /proc/PID/status")
+	b, err := vmHWM(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	return int64(b), err
 }
 
 // tail returns the last n lines of a file.

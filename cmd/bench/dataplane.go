@@ -92,11 +92,8 @@ const httpTarget = 8080
 const batchConns = 100
 
 func runDataplane(args []string, stdout io.Writer) error {
-	c, err := parseDataplaneFlags(args)
+	c, err := prepare(args, parseDataplaneFlags)
 	if err != nil {
-		return err
-	}
-	if err := requireRoot(); err != nil {
 		return err
 	}
 	m := describeMachine()

@@ -5,6 +5,7 @@
 //	bench agent     [-sizes 10000x10] [-runs 3] [-churn-rate 50] [-json FILE] [-svg FILE]
 //	bench plot      -o FILE.svg RESULTS.json...
 //	bench shapes    [-sizes 10000x10,50000x5] [-runs 5]
+//	bench phases    [-services 10000] [-endpoints 10] [-runs 5] [-cpuprofile FILE] [-memprofile FILE]
 //
 // sync: for synthetic clusters, the compile time, the first full sync into
 // an empty network namespace, a sync after one endpoint of one Service
@@ -25,9 +26,13 @@
 // cold sync time and peak memory of agent runs (their -json files) against
 // cluster size, as SVG.
 //
-// shapes: the candidate table shapes of issue 12 (the old per-Service
+// shapes: the candidate table shapes (docs/ruleset.md; the old per-Service
 // chains, A and L; see shapes_build.go) loaded with nft -f and with our
 // applier, and the transactions of one-Service changes in each.
+//
+// phases: the sync engine alone, phase by phase in one process (compile,
+// first Sync, Read, one endpoint, full resync), with memory, CPU and
+// optional profiles: where a sync's time and memory go.
 //
 // They need root. They create their own network namespaces, program
 // nftables only inside them, send packets only between them, and remove
@@ -41,7 +46,7 @@ import (
 	"os"
 )
 
-const usage = `usage: bench sync|dataplane|agent|shapes [flags] | bench plot -o FILE.svg RESULTS.json...   (-h for flags)`
+const usage = `usage: bench sync|dataplane|agent|shapes|phases [flags] | bench plot -o FILE.svg RESULTS.json...   (-h for flags)`
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
@@ -69,6 +74,8 @@ func run(args []string) error {
 		return runShapes(args[1:], os.Stdout)
 	case "plot":
 		return runPlot(args[1:])
+	case "phases":
+		return runPhases(args[1:])
 	}
 	return fmt.Errorf("unknown command %q\n%s", args[0], usage)
 }
@@ -86,4 +93,14 @@ func runSyncOnce(args []string) error {
 		return err
 	}
 	return syncOnce(sizes[0], profiles{cpu: *cpu, mem: *mem}, os.Stdout)
+}
+
+// prepare parses a benchmark's flags with parse and checks that it can run
+// (requireRoot).
+func prepare[C any](args []string, parse func([]string) (C, error)) (C, error) {
+	c, err := parse(args)
+	if err != nil {
+		return c, err
+	}
+	return c, requireRoot()
 }

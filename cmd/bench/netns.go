@@ -1,15 +1,10 @@
 package main
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -25,22 +20,17 @@ type netns struct {
 	name string
 }
 
-// newNetns creates a namespace named prefix plus a random suffix, with its
-// loopback up.
+// newNetns creates a namespace named bench-prefix plus a random suffix,
+// with its loopback up (setns.Add).
 func newNetns(prefix string) (*netns, error) {
-	b := make([]byte, 3)
-	_, _ = rand.Read(b)
-	ns := &netns{name: "bench-" + prefix + "-" + hex.EncodeToString(b)}
-	if _, err := command(30*time.Second, "ip", "netns", "add", ns.name); err != nil {
-		return nil, fmt.Errorf("create namespace: %w", err)
+	name, err := setns.Add("bench-" + prefix)
+	if err != nil {
+		return nil, err
 	}
-	if _, err := ns.exec(10*time.Second, "ip", "link", "set", "lo", "up"); err != nil {
-		return nil, errors.Join(err, ns.remove())
-	}
-	return ns, nil
+	return &netns{name: name}, nil
 }
 
-func (ns *netns) path() string { return filepath.Join("/run/netns", ns.name) }
+func (ns *netns) path() string { return setns.Path(ns.name) }
 
 // open returns a descriptor of the namespace for nftables.WithNetNSFd; the
 // caller closes it.
@@ -52,29 +42,19 @@ func (ns *netns) open() (int, error) {
 	return fd, nil
 }
 
-// exec runs a command inside the namespace and returns its combined output.
+// exec runs a command inside the namespace and returns its combined
+// output; timeout bounds it, besides setns's own bound.
 func (ns *netns) exec(timeout time.Duration, args ...string) (string, error) {
 	return command(timeout, append([]string{"ip", "netns", "exec", ns.name}, args...)...)
 }
 
-// remove deletes the namespace. The kernel frees it (and its rules) once the
-// last descriptor and socket in it are closed.
-func (ns *netns) remove() error {
-	_, err := command(30*time.Second, "ip", "netns", "del", ns.name)
-	return err
-}
+// remove kills what is left in the namespace and deletes it.
+func (ns *netns) remove() error { return setns.Remove(ns.name) }
 
+// command runs a command, killed after timeout, and returns its combined
+// output.
 func command(timeout time.Duration, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, args[0], args[1:]...).CombinedOutput()
-	if ctx.Err() != nil {
-		return string(out), fmt.Errorf("%s: timed out after %s", strings.Join(args, " "), timeout)
-	}
-	if err != nil {
-		return string(out), fmt.Errorf("%s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-	}
-	return string(out), nil
+	return setns.RunTimeout(timeout, args...)
 }
 
 // do runs fn on an OS thread switched into the namespace, so that sockets

@@ -90,11 +90,8 @@ func parseShapesFlags(args []string) (shapesConfig, error) {
 
 // runShapes measures every shape at every size and prints the table.
 func runShapes(args []string, stdout io.Writer) error {
-	c, err := parseShapesFlags(args)
+	c, err := prepare(args, parseShapesFlags)
 	if err != nil {
-		return err
-	}
-	if err := requireRoot(); err != nil {
 		return err
 	}
 	m := describeMachine()

@@ -12,7 +12,7 @@ import (
 	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 
-// The candidate table shapes of issue 12, built as nft.Ruleset values of
+// The candidate table shapes (docs/ruleset.md), built as nft.Ruleset values of
 // one cluster. L is what the compiler writes; the others are derived from
 // L's table by moving its entries and endpoints elsewhere, so that all
 // share every other object (skeleton, sets):

@@ -66,11 +66,8 @@ type sizeResult struct {
 
 // runSync measures every size and prints the tables.
 func runSync(args []string, stdout io.Writer) error {
-	c, err := parseSyncFlags(args)
+	c, err := prepare(args, parseSyncFlags)
 	if err != nil {
-		return err
-	}
-	if err := requireRoot(); err != nil {
 		return err
 	}
 	m := describeMachine()

@@ -10,8 +10,8 @@
 // With -change-endpoint the first endpoint of Service 0 moves to another
 // address, to time a one-Service change.
 //
-// Feature mixes on top (issue 4's benchmark: half with session affinity, a
-// quarter with externalTrafficPolicy: Local):
+// Feature mixes on top (for example half with session affinity, a quarter
+// with externalTrafficPolicy: Local):
 //
 //	go run ./cmd/gencluster -services 10000 -endpoints 10 -affinity-every 2 -local-every 4
 //

@@ -14,10 +14,10 @@ const cgroupMemoryMax = "/sys/fs/cgroup/memory.max"
 // setMemoryLimit gives the Go GC a soft limit of 90% of the container's
 // memory limit, unless GOMEMLIMIT is set (the runtime reads that itself).
 //
-// Why: a full sync at 10,000 Services holds ~120 MB of transient state (the
+// Why: a full sync holds transient state in proportion to the cluster (the
 // netlink batch must exist whole), and with the default GOGC=100 the heap
-// grows to about twice that before a collection: a 256 MiB container limit
-// would be hit although the live heap never comes near it. A soft limit
+// grows to about twice that before a collection: a container limit could
+// be hit although the live heap never comes near it. A soft limit
 // only makes the GC run more often near it; it never fails an allocation.
 // Without a container limit nothing is set.
 func setMemoryLimit() (limit int64, ok bool) {

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/netip"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -110,44 +108,8 @@ func (f *traceFlags) check(proto bool) error {
 
 // request parses the packet's flags.
 func (f *traceFlags) request() (explain.Request, error) {
-	var r explain.Request
-	dst, err := netip.ParseAddrPort(f.dst)
-	if err != nil {
-		return r, badFlag("dst", "%q: want IP:PORT ([IPv6]:PORT) with a port from 1 to 65535", f.dst)
-	}
-	if dst.Port() == 0 {
-		return r, badFlag("dst", "%q: port 0 is no Service port", f.dst)
-	}
-	r.Dst, r.Proto = netip.AddrPortFrom(dst.Addr().Unmap(), dst.Port()), mustProto(f.proto)
-	if f.src != "" {
-		if r.Src, r.SrcPort, err = parseSource(f.src); err != nil {
-			return r, badFlag("src", "%q: %v", f.src, err)
-		}
-	}
-	r.From, _ = explain.ParseOrigin(f.from)
-	return r, nil
-}
-
-func mustProto(name string) uint8 {
-	p, _ := explain.ProtoNumber(name)
-	return p
-}
-
-// parseSource reads IP or IP:PORT ([IPv6]:PORT).
-func parseSource(s string) (netip.Addr, uint16, error) {
-	if a, err := netip.ParseAddr(s); err == nil {
-		return a.Unmap(), 0, nil
-	}
-	ap, err := netip.ParseAddrPort(s)
-	if err != nil {
-		if i := strings.LastIndex(s, ":"); i > 0 && !strings.Contains(s[:i], ":") {
-			if _, perr := strconv.ParseUint(s[i+1:], 10, 16); perr != nil {
-				return netip.Addr{}, 0, errors.New("port out of range (1 to 65535)")
-			}
-		}
-		return netip.Addr{}, 0, errors.New("want IP or IP:PORT ([IPv6]:PORT)")
-	}
-	return ap.Addr().Unmap(), ap.Port(), nil
+	r, err := explain.ParseRequest(f.src, f.dst, f.proto, f.from)
+	return r, requestError(err)
 }
 
 // tracePacket explains one packet.

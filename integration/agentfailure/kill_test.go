@@ -114,7 +114,7 @@ func TestKillAgentDuringSync(t *testing.T) {
 // report of an unexpected exit: these agents are meant to be killed.
 func startUnwatched(t *testing.T, env *e2e.Env) *lab.Process {
 	t.Helper()
-	args := append([]string{e2e.Binary(t)}, env.ProxyArgs()...)
+	args := append([]string{lab.Nftproxy(t)}, env.ProxyArgs()...)
 	return env.Lab.Node.StartLogged(t, "nftproxy (to be killed)", filepath.Join(t.TempDir(), "nftproxy.log"), args...)
 }
 

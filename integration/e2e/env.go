@@ -2,14 +2,8 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -110,7 +104,7 @@ func (e *Env) ProxyArgs() []string {
 // own.
 func (e *Env) StartProxy(t testing.TB, extra ...string) *lab.Process {
 	t.Helper()
-	bin := Binary(t)
+	bin := lab.Nftproxy(t)
 	log, err := os.CreateTemp(e.dir, "nftproxy-*.log")
 	if err != nil {
 		t.Fatal(err)
@@ -131,36 +125,4 @@ func reportExit(t testing.TB, p *lab.Process) {
 	if !p.Stopped() {
 		t.Errorf("%v", p.Failure())
 	}
-}
-
-// binary finds or builds nftproxy once per test process.
-var binary = sync.OnceValues(findBinary)
-
-// Binary returns $NFTPROXY or an nftproxy built once per test process.
-func Binary(t testing.TB) string {
-	t.Helper()
-	path, err := binary()
-	if err != nil {
-		t.Fatalf("nftproxy binary: %v", err)
-	}
-	return path
-}
-
-func findBinary() (string, error) {
-	if p := os.Getenv("NFTPROXY"); p != "" {
-		return filepath.Abs(p)
-	}
-	dir, err := os.MkdirTemp("", "nftproxy-e2e-bin-")
-	if err != nil {
-		return "", err
-	}
-	// The directory outlives tests of one process; it is small and in /tmp.
-	path := filepath.Join(dir, "nftproxy")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "go", "build", "-o", path, "github.com/nftproxy/nftproxy/cmd/nftproxy").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go build: %w: %s", err, strings.TrimSpace(string(out)))
-	}
-	return path, nil
 }

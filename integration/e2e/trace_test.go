@@ -72,7 +72,7 @@ func writeConfig(t *testing.T) string {
 // its output and exit code.
 func traceIn(t *testing.T, env *e2e.Env, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command("ip", append([]string{"netns", "exec", env.Lab.Node.Name, e2e.Binary(t), "trace"}, args...)...)
+	cmd := exec.Command("ip", append([]string{"netns", "exec", env.Lab.Node.Name, lab.Nftproxy(t), "trace"}, args...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

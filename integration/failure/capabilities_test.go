@@ -71,7 +71,7 @@ func effectiveCaps(t *testing.T, ns *lab.NS, caps []corev1.Capability) uint64 {
 // test cannot pass by running with full root privileges.
 func TestDaemonSetCapabilitiesSuffice(t *testing.T) {
 	caps := daemonSetCapabilities(t)
-	bin := binary(t)
+	bin := lab.Nftproxy(t)
 	tests := []struct {
 		name string
 		caps []corev1.Capability

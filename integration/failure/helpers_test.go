@@ -3,12 +3,8 @@
 package failure
 
 import (
-	"fmt"
 	"net/netip"
-	"os"
-	osexec "os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/nftproxy/nftproxy/integration/lab"
@@ -89,30 +85,4 @@ func examples(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-var built struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// binary returns $NFTPROXY or an nftproxy built once per test process.
-func binary(t *testing.T) string {
-	t.Helper()
-	built.once.Do(func() {
-		if p := os.Getenv("NFTPROXY"); p != "" {
-			built.path, built.err = filepath.Abs(p)
-			return
-		}
-		built.path = filepath.Join(os.TempDir(), fmt.Sprintf("nftproxy-failure-%d", os.Getpid()))
-		out, err := osexec.Command("go", "build", "-o", built.path, "github.com/nftproxy/nftproxy/cmd/nftproxy").CombinedOutput()
-		if err != nil {
-			built.err = fmt.Errorf("go build: %w: %s", err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.path
 }

@@ -53,7 +53,7 @@ func (c cluster) manifests(t *testing.T) string {
 // exactly the "before" or exactly the "after" tables, never something in
 // between; and that running apply again converges on "after".
 func TestKillDuringApply(t *testing.T) {
-	bin := binary(t)
+	bin := lab.Nftproxy(t)
 	before, after := killBefore.manifests(t), killAfter.manifests(t)
 	refBefore := reference(t, bin, before)
 	refAfter := reference(t, bin, after)

@@ -5,13 +5,13 @@ package failure
 import (
 	"os"
 	"testing"
+
+	"github.com/nftproxy/nftproxy/integration/lab"
 )
 
 // TestMain removes the binary built for the tests, if any.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if built.path != "" && os.Getenv("NFTPROXY") == "" {
-		_ = os.Remove(built.path)
-	}
+	lab.RemoveNftproxy()
 	os.Exit(code)
 }

@@ -1,23 +1,13 @@
 package lab
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
-)
 
-// execTimeout bounds every command the lab runs, so a stuck tool cannot hang
-// a test.
-const execTimeout = 30 * time.Second
+	"github.com/nftproxy/nftproxy/integration/setns"
+)
 
 // NS is a network namespace created by NewNS and removed at test cleanup.
 type NS struct {
@@ -29,8 +19,8 @@ type NS struct {
 	removed bool
 }
 
-// NewNS creates a namespace named prefix plus a random suffix, brings its
-// loopback up, turns IPv6 duplicate address detection off, and registers a
+// NewNS creates a namespace named prefix plus a random suffix (setns.Add,
+// with its loopback up), turns IPv6 duplicate address detection off, and registers a
 // cleanup that kills every process left in it and deletes it. It skips the
 // test when not root.
 //
@@ -41,23 +31,16 @@ type NS struct {
 func NewNS(t testing.TB, prefix string) *NS {
 	t.Helper()
 	requireRoot(t)
-	ns := &NS{}
-	var err error
-	for range 3 { // a clash of random names is unlikely; retry it anyway
-		ns.Name = prefix + "-" + randomSuffix()
-		if _, err = run("ip", "netns", "add", ns.Name); err == nil {
-			break
-		}
-	}
+	name, err := setns.Add(prefix)
 	if err != nil {
-		t.Fatalf("create namespace: %v", err)
+		t.Fatal(err)
 	}
+	ns := &NS{Name: name}
 	t.Cleanup(func() {
 		if err := ns.remove(); err != nil {
 			t.Errorf("remove namespace %s: %v", ns.Name, err)
 		}
 	})
-	ns.MustExec(t, "ip", "link", "set", "lo", "up")
 	ns.Sysctl(t, "net.ipv6.conf.all.accept_dad", "0")
 	ns.Sysctl(t, "net.ipv6.conf.default.accept_dad", "0")
 	return ns
@@ -74,17 +57,10 @@ func requireRoot(t testing.TB) {
 	}
 }
 
-// randomSuffix returns 6 hex digits: names stay short and unique enough.
-func randomSuffix() string {
-	b := make([]byte, 3)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails on Linux
-	return hex.EncodeToString(b)
-}
-
 // Exec runs args inside the namespace with "ip netns exec" and returns the
 // combined output.
 func (ns *NS) Exec(args ...string) (string, error) {
-	return run(append([]string{"ip", "netns", "exec", ns.Name}, args...)...)
+	return setns.Exec(ns.Name, args...)
 }
 
 // MustExec is Exec that fails the test on error.
@@ -120,29 +96,9 @@ func (ns *NS) remove() error {
 	if ns.removed {
 		return nil
 	}
-	if out, err := run("ip", "netns", "pids", ns.Name); err == nil {
-		for _, f := range strings.Fields(out) {
-			// Never this process: a thread inside Do on the main thread
-			// makes "ip netns pids" list it.
-			if pid, err := strconv.Atoi(f); err == nil && pid != os.Getpid() {
-				_ = syscall.Kill(pid, syscall.SIGKILL) // a process in our own namespace
-			}
-		}
-	}
-	if _, err := run("ip", "netns", "del", ns.Name); err != nil {
+	if err := setns.Remove(ns.Name); err != nil {
 		return err
 	}
 	ns.removed = true
 	return nil
-}
-
-// run runs a command with execTimeout and returns its combined output.
-func run(args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), execTimeout)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, args[0], args[1:]...).CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("%s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-	}
-	return string(out), nil
 }

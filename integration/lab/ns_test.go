@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nftproxy/nftproxy/integration/setns"
 )
 
 // TestDo checks that Do runs inside the namespace and leaves the caller's
@@ -87,7 +89,7 @@ func TestCleanup(t *testing.T) {
 			}
 		}
 	})
-	list, err := run("ip", "netns", "list")
+	list, err := setns.Run("ip", "netns", "list")
 	if err != nil {
 		t.Fatal(err)
 	}

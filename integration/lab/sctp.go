@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nftproxy/nftproxy/integration/setns"
 )
 
 // ServeSCTP starts an SCTP server (one-to-one style socket) on addr inside
@@ -21,7 +23,7 @@ func ServeSCTP(t testing.TB, ns *NS, addr, name string) *Server {
 	}
 	ln, err := listenSCTP(ns, ap)
 	if errors.Is(err, unix.EPROTONOSUPPORT) {
-		_, _ = run("modprobe", "sctp") // may be missing or built without SCTP
+		_, _ = setns.Run("modprobe", "sctp") // may be missing or built without SCTP
 		ln, err = listenSCTP(ns, ap)
 	}
 	if errors.Is(err, unix.EPROTONOSUPPORT) {

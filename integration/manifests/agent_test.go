@@ -107,7 +107,7 @@ func impersonating(t *testing.T, kubeconfig, user string) string {
 // instead of the admin's, and exactly caps (see withCapabilities).
 func startAs(t *testing.T, env *e2e.Env, kubeconfig string, caps []corev1.Capability) *lab.Process {
 	t.Helper()
-	args := []string{e2e.Binary(t), "--kubeconfig=" + kubeconfig}
+	args := []string{lab.Nftproxy(t), "--kubeconfig=" + kubeconfig}
 	for _, a := range env.ProxyArgs() {
 		if !strings.HasPrefix(a, "--kubeconfig=") {
 			args = append(args, a)

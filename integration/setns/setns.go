@@ -1,5 +1,6 @@
-// Package setns runs code inside a network namespace: the one place that
-// calls setns(2), for the test lab (integration/lab) and the benchmarks
+// Package setns makes network namespaces and runs code inside them: the
+// one place that creates and removes them (netns.go) and that calls
+// setns(2), for the test lab (integration/lab) and the benchmarks
 // (cmd/bench). Rules never need it (netlink sockets are opened in a
 // namespace by descriptor); sockets that serve or send test traffic do.
 package setns

@@ -26,7 +26,7 @@ func (c *Tables) Table(f nft.Family) *nft.Table {
 //
 // It looks each object up where the table is assembled from (see table),
 // so its cost grows with the objects named, not with the table: a repair
-// at 10,000 Services never assembles the whole table (about 0.5 s).
+// never assembles the whole table.
 func (c *Tables) Part(f nft.Family, keys map[string][][]nft.Value, chains []string) *nft.Table {
 	fi := familyIndex(f)
 	fs := c.fams[fi]

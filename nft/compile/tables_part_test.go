@@ -19,19 +19,14 @@ import (
 // lacks, Part finds nothing. Clusters with colliding claims (the random
 // generator, after updates) and the benchmark's mix, with ServiceCIDRs.
 func TestPartAgreesWithTable(t *testing.T) {
-	for seed := range uint64(3) {
-		t.Run(fmt.Sprintf("random seed %d", seed), func(t *testing.T) {
-			g := &generator{r: rand.New(rand.NewPCG(seed, 11)), snap: &model.Snapshot{}}
-			for range 30 {
-				g.addService()
-			}
-			c := compile.New(g.snap, testNode, compile.DefaultOptions())
-			for range 40 {
-				c.Update(g.snap, g.mutate())
-			}
-			checkParts(t, c)
-		})
-	}
+	synth.Seeds(t, 3, func(t *testing.T, r *rand.Rand) {
+		g := synth.NewRandom(r, 30)
+		c := compile.New(g.Snap, testNode, compile.DefaultOptions())
+		for range 40 {
+			c.Update(g.Snap, g.Mutate())
+		}
+		checkParts(t, c)
+	})
 	t.Run("mix", func(t *testing.T) {
 		snap := synth.Cluster(synth.Spec{Services: 300, Endpoints: 4, Mixed: true})
 		snap.ServiceCIDRs = []model.ServiceCIDR{{Name: "kubernetes", CIDRs: []netip.Prefix{

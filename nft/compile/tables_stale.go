@@ -20,9 +20,9 @@ import (
 // unit was compiled from is not compiled again: compiling is a pure
 // function of them, the node and the options, so its unit cannot differ.
 // This relies on what the tracker guarantees: a changed object is a new
-// value, and model values are never modified in place (input.go). At
-// 10,000 Services a resync took 170-180 ms, every syncPeriod, and delayed
-// the changes waiting behind it; it now compiles only what changed.
+// value, and model values are never modified in place (input.go). A resync
+// that compiled every Service, every syncPeriod, delayed the changes
+// waiting behind it; it now compiles only what changed.
 func (c *Tables) Stale(snap *model.Snapshot) map[string]bool {
 	idx := indexSlices(snap.Slices)
 	comp := &compiler{opts: c.opts, node: c.node, slices: idx}

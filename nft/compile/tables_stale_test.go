@@ -1,7 +1,6 @@
 package compile_test
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -9,7 +8,7 @@ import (
 
 	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/nft/compile"
-	"github.com/nftproxy/nftproxy/proxy/model"
+	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 
 // TestCompiledStale makes random changes without telling the Tables
@@ -18,48 +17,43 @@ import (
 // Update leaves the Tables and the fake kernel exactly as a fresh
 // Compile would; after which nothing is stale.
 func TestCompiledStale(t *testing.T) {
-	for seed := range uint64(4) {
-		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
-			g := &generator{r: rand.New(rand.NewPCG(seed, 11)), snap: &model.Snapshot{}}
-			for range 25 {
-				g.addService()
-			}
-			o := compile.DefaultOptions()
-			c := compile.New(g.snap, testNode, o)
-			f := nft.NewFake()
-			if err := f.Apply(nft.Diff(nil, c.Ruleset())); err != nil {
-				t.Fatal(err)
-			}
-			for step := range 60 {
-				changed := g.mutate()
-				for range g.r.IntN(3) { // several changes missed at once
-					for k := range g.mutate() {
-						changed[k] = true
-					}
-				}
-				stale := c.Stale(g.snap)
-				for k := range stale {
-					if !changed[k] {
-						t.Fatalf("step %d: %s is stale but did not change (changed: %v)", step, k, changed)
-					}
-				}
-				if err := f.Apply(c.Update(g.snap, stale)); err != nil {
-					t.Fatalf("step %d: apply: %v", step, err)
-				}
-				want, wantProblems := compile.Ruleset(g.snap, testNode, o)
-				if diff := cmp.Diff(want.CanonicalText(), f.Ruleset.CanonicalText()); diff != "" {
-					t.Fatalf("step %d (stale %v of %v): kernel (-want +got):\n%s", step, stale, changed, diff)
-				}
-				if diff := cmp.Diff(want.Text(), c.Ruleset().Text()); diff != "" {
-					t.Fatalf("step %d: Tables tables (-fresh +updated):\n%s", step, diff)
-				}
-				if diff := cmp.Diff(wantProblems, c.Problems()); diff != "" {
-					t.Fatalf("step %d: problems (-fresh +updated):\n%s", step, diff)
-				}
-				if again := c.Stale(g.snap); len(again) > 0 {
-					t.Fatalf("step %d: still stale after Update: %v", step, again)
+	synth.Seeds(t, 4, func(t *testing.T, r *rand.Rand) {
+		g := synth.NewRandom(r, 25)
+		o := compile.DefaultOptions()
+		c := compile.New(g.Snap, testNode, o)
+		f := nft.NewFake()
+		if err := f.Apply(nft.Diff(nil, c.Ruleset())); err != nil {
+			t.Fatal(err)
+		}
+		for step := range 60 {
+			changed := g.Mutate()
+			for range r.IntN(3) { // several changes missed at once
+				for k := range g.Mutate() {
+					changed[k] = true
 				}
 			}
-		})
-	}
+			stale := c.Stale(g.Snap)
+			for k := range stale {
+				if !changed[k] {
+					t.Fatalf("step %d: %s is stale but did not change (changed: %v)", step, k, changed)
+				}
+			}
+			if err := f.Apply(c.Update(g.Snap, stale)); err != nil {
+				t.Fatalf("step %d: apply: %v", step, err)
+			}
+			want, wantProblems := compile.Ruleset(g.Snap, testNode, o)
+			if diff := cmp.Diff(want.CanonicalText(), f.Ruleset.CanonicalText()); diff != "" {
+				t.Fatalf("step %d (stale %v of %v): kernel (-want +got):\n%s", step, stale, changed, diff)
+			}
+			if diff := cmp.Diff(want.Text(), c.Ruleset().Text()); diff != "" {
+				t.Fatalf("step %d: Tables tables (-fresh +updated):\n%s", step, diff)
+			}
+			if diff := cmp.Diff(wantProblems, c.Problems()); diff != "" {
+				t.Fatalf("step %d: problems (-fresh +updated):\n%s", step, diff)
+			}
+			if again := c.Stale(g.Snap); len(again) > 0 {
+				t.Fatalf("step %d: still stale after Update: %v", step, again)
+			}
+		}
+	})
 }

@@ -18,7 +18,7 @@ const streamBatch = 1024
 // element Services claim in batches of at most streamBatch, made while
 // the stream is applied. An applier that encodes operations as they come
 // never holds the whole table's elements, where c.Ruleset() holds them all
-// (50 MB at 10,000 Services x 10 endpoints). Elements come in the order of
+// (most of a first sync's peak memory). Elements come in the order of
 // their packed keys, not of their text: the kernel takes them in any order.
 func (c *Tables) Stream() *nft.Stream {
 	return &nft.Stream{Full: true, Each: c.each}

@@ -26,11 +26,9 @@ func TestStreamIsTheFullPlan(t *testing.T) {
 		"empty":                     {},
 	}
 	for seed := range uint64(4) {
-		g := &generator{r: rand.New(rand.NewPCG(seed, 11)), snap: &model.Snapshot{}}
-		for range 40 {
-			g.addService()
-		}
-		snaps[fmt.Sprintf("conflicts, seed %d", seed)] = g.snap
+		r := rand.New(rand.NewPCG(seed, 11))
+		g := synth.NewRandom(r, 40)
+		snaps[fmt.Sprintf("conflicts, seed %d", seed)] = g.Snap
 	}
 	for name, snap := range snaps {
 		for nodeName, node := range map[string]model.Node{"dual-stack": testNode, "IPv4": ipv4} {

@@ -311,7 +311,7 @@ func TestElementRoundTrip(t *testing.T) {
 
 // marshal returns the operation messages google/nftables makes for what
 // add buffers, without the batch's begin and end.
-func marshal(t *testing.T, add func(c *nftables.Conn) error) []netlink.Message {
+func marshal(t testing.TB, add func(c *nftables.Conn) error) []netlink.Message {
 	t.Helper()
 	msgs := flushed(t, add)
 	if err := checkFraming(msgs); err != nil {
@@ -322,7 +322,7 @@ func marshal(t *testing.T, add func(c *nftables.Conn) error) []netlink.Message {
 
 // flushed returns every message one google/nftables Flush sends for what
 // add buffers.
-func flushed(t *testing.T, add func(c *nftables.Conn) error) []netlink.Message {
+func flushed(t testing.TB, add func(c *nftables.Conn) error) []netlink.Message {
 	t.Helper()
 	var c capture
 	conn, err := newMarshaller(&c)
@@ -340,7 +340,7 @@ func flushed(t *testing.T, add func(c *nftables.Conn) error) []netlink.Message {
 
 // replying is a google/nftables connection whose kernel answers every
 // request with replies.
-func replying(t *testing.T, replies []netlink.Message) *nftables.Conn {
+func replying(t testing.TB, replies []netlink.Message) *nftables.Conn {
 	t.Helper()
 	c, err := nftables.New(nftables.WithTestDial(func(req []netlink.Message) ([]netlink.Message, error) {
 		if req == nil {

@@ -23,7 +23,7 @@ func decodeRule(f nft.Family, exprs []expr.Any, ud []byte) nft.Rule {
 		r.Stmts = append(r.Stmts, s)
 		exprs = exprs[n:]
 	}
-	if c, ok := userdata.GetString(ud, userdata.TypeComment); ok {
+	if c, ok := udataString(ud, userdata.TypeComment); ok { // anybody may write it
 		r.Comment = c
 	}
 	return r

@@ -32,8 +32,8 @@ type batchWriter struct {
 	stmts   map[stmtKey][]byte
 	// spare is the first chunk of the last batch, kept for the next: a
 	// partial sync's batch fits in it, and allocating (and zeroing) a
-	// fresh 1 MiB chunk for each was a quarter of what the agent
-	// allocated under endpoint churn.
+	// fresh chunk for each was a large part of what the agent allocated
+	// under endpoint churn.
 	spare []byte
 }
 

@@ -110,7 +110,7 @@ func TestSealNumbersAndFramesTheBatch(t *testing.T) {
 }
 
 // parseBatch splits a sealed batch with the netlink library's own parser.
-func parseBatch(t *testing.T, b []byte) []netlink.Message {
+func parseBatch(t testing.TB, b []byte) []netlink.Message {
 	t.Helper()
 	var out []netlink.Message
 	for len(b) > 0 {

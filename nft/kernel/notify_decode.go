@@ -164,7 +164,7 @@ func (k *Kernel) readSetDefs(f nft.Family) map[string]*nft.Set {
 		return out
 	}
 	kt := tableOf(f)
-	sets, err := conn.GetSets(kt)
+	sets, err := getSets(conn, kt)
 	if err != nil {
 		return out
 	}

@@ -42,7 +42,7 @@ func (k *Kernel) readTable(f nft.Family) (*nft.Table, error) {
 }
 
 func (k *Kernel) readSets(t *nft.Table, kt *nftables.Table) error {
-	sets, err := k.conn.GetSets(kt)
+	sets, err := getSets(k.conn, kt)
 	if err != nil {
 		return fmt.Errorf("list sets: %w", err)
 	}
@@ -67,7 +67,7 @@ func (k *Kernel) readSets(t *nft.Table, kt *nftables.Table) error {
 }
 
 func (k *Kernel) readChains(t *nft.Table, kt *nftables.Table) error {
-	chains, err := k.conn.ListChainsOfTableFamily(kt.Family)
+	chains, err := listChains(k.conn, kt.Family)
 	if err != nil {
 		return fmt.Errorf("list chains: %w", err)
 	}

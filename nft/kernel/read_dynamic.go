@@ -21,7 +21,7 @@ type Timed struct {
 // fills it. No such table or set gives none.
 func (k *Kernel) ReadDynamic(f nft.Family, name string) ([]Timed, error) {
 	kt := tableOf(f)
-	sets, err := k.conn.GetSets(kt)
+	sets, err := getSets(k.conn, kt)
 	if nft.IsNotFound(err) {
 		return nil, nil
 	}

@@ -83,7 +83,7 @@ func parseElement(b []byte) (nftables.SetElement, error) {
 		case unix.NFTA_SET_ELEM_EXPIRATION: // milliseconds left, of a dynamic set's element
 			e.Expires = time.Duration(ad.Uint64()) * time.Millisecond
 		case unix.NFTA_SET_ELEM_USERDATA:
-			e.Comment, _ = userdata.GetString(ad.Bytes(), userdata.NFTNL_UDATA_SET_ELEM_COMMENT)
+			e.Comment, _ = udataString(ad.Bytes(), userdata.NFTNL_UDATA_SET_ELEM_COMMENT) // anybody may write it
 		}
 		if err != nil {
 			return e, err

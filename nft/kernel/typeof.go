@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -165,6 +166,16 @@ func decodeField(f nft.Family, b []byte) (nft.Field, bool) {
 		}
 	}
 	return 0, false
+}
+
+// udataString returns the string (NUL-terminated or not) of the first TLV
+// of type typ in b: userdata.GetString without its panic.
+func udataString(b []byte, typ userdata.Type) (string, bool) {
+	v := udataGet(b, typ)
+	if v == nil {
+		return "", false
+	}
+	return string(bytes.TrimSuffix(v, []byte{0})), true
 }
 
 // udataGet returns the value of the first TLV of type typ in b, or nil. It

@@ -153,17 +153,7 @@ func (h *harness) pendingChanges(n int) {
 	})
 }
 
-func (h *harness) events() []string {
-	var out []string
-	for {
-		select {
-		case e := <-h.rec.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
-}
+func (h *harness) events() []string { return drainEvents(h.rec) }
 
 func service(name string, edits ...func(*corev1.Service)) *corev1.Service {
 	s := &corev1.Service{

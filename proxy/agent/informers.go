@@ -51,8 +51,7 @@ func newWatches(client kubernetes.Interface, nodeName string) watches {
 		}))
 	inf.cidrs = informers.NewSharedInformerFactory(client, 0)
 	// No indexer: a factory's default namespace index holds a set of
-	// every object's key by namespace (3.6 MB at 10,000 Services), and
-	// nothing asks it. These two are run by start, not by a factory.
+	// every object's key by namespace, and nothing asks it. These two are run by start, not by a factory.
 	inf.services = coreinformers.NewFilteredServiceInformer(client, metav1.NamespaceAll, 0, cache.Indexers{}, tweak)
 	inf.slices = discoveryinformers.NewFilteredEndpointSliceInformer(client, metav1.NamespaceAll, 0, cache.Indexers{}, tweak)
 	inf.nodes = inf.node.Core().V1().Nodes().Informer()
@@ -66,8 +65,8 @@ func newWatches(client kubernetes.Interface, nodeName string) watches {
 // start runs the informers. The EndpointSlices are listed once the
 // Services are in the cache: an initial list holds the whole response and
 // every decoded API object until the list is converted, and the two lists
-// at once were the agent's peak memory (10,000 x 10, a kube-apiserver
-// without watch lists: live heap 51-56 MB during the lists, 30 MB after).
+// at once were the agent's peak memory from an API server without watch
+// lists (docs/benchmarks.md, Profiling).
 func (inf *watches) start(ctx context.Context) {
 	inf.node.Start(ctx.Done())
 	inf.cidrs.Start(ctx.Done())
@@ -125,11 +124,17 @@ func handler[T any](set func(key string, obj *T)) cache.ResourceEventHandlerFunc
 }
 
 // beforeRecord runs before each handler call; tests slow the handlers
-// down with it to check that syncs wait for them.
-var beforeRecord = func() {}
+// down with it to check that syncs wait for them. afterRecord runs after
+// each one: tests that change objects wait with it until the handlers
+// have recorded every change.
+var (
+	beforeRecord = func() {}
+	afterRecord  = func() {}
+)
 
 func call[T any](set func(key string, obj *T), obj any, deleted bool) {
 	beforeRecord()
+	defer afterRecord()
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		set(tomb.Key, nil)
 		return

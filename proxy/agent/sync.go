@@ -104,9 +104,9 @@ func (a *Agent) succeeded(in dataplane.Input, res dataplane.Result, change track
 	a.tracker.Release(a.prev)
 	a.prev = in.Snapshot
 	if res.Full {
-		// A full transaction leaves ~100 MB of garbage at 10,000 Services
-		// (the netlink batch, the plan); hand it back to the kernel now
-		// rather than over minutes: one GC, ~20 ms at that size.
+		// A full transaction leaves garbage in proportion to the cluster
+		// (the netlink batch, the plan); hand it back to the kernel now,
+		// with one collection, rather than over minutes.
 		debug.FreeOSMemory()
 	}
 }

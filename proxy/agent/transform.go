@@ -17,10 +17,10 @@ import (
 // for the agent's lifetime. They keep what the agent reads of them, not the
 // API objects: the transform converts each object to the model as it
 // arrives (proxy/kube), and the cache, the handlers and the tracker share
-// that one model value. At 10,000 Services x 10 endpoints the API objects,
-// even trimmed, were 35 MB of a 90 MB live heap, beside a model copy of
-// the same data (pprof of the agent); a cached object is now its model and
-// the few fields events need.
+// that one model value. The API objects, even trimmed, were the largest
+// part of the agent's live heap, beside a model copy of the same data
+// (docs/benchmarks.md, Profiling); a cached object is now its model and the
+// few fields events need.
 
 // cached is what an informer keeps of a Service (M model.Service) or an
 // EndpointSlice (M model.EndpointSlice).

@@ -137,11 +137,6 @@ func (d *Dataplane) sync(in Input) (Result, *nft.Plan, error) {
 			}
 		}
 	}
-	// With nothing pending (a sync whose changes were all undone, or that
-	// the runner made without any) the plan goes from the kernel to the
-	// mirror itself, so it is empty exactly when nothing was repaired;
-	// otherwise the mirror is compared with the kernel first, which costs a
-	// second pair of whole tables (memory and CPU) at 10,000 Services.
 	if s := d.stream(in); s != nil {
 		s.Gen = gen
 		res.Problems, res.Families = d.compiled.Problems(), d.compiled.Status()
@@ -149,16 +144,24 @@ func (d *Dataplane) sync(in Input) (Result, *nft.Plan, error) {
 		// a Full plan.
 		return res, &nft.Plan{Gen: gen, Full: true}, d.commitStream(&res, s)
 	}
-	pending := in.Changed == nil || len(in.Changed) > 0 || in.Full || d.mustRecompile(in) ||
-		d.compiled.ServiceCIDRsChanged(in.Snapshot)
-	if read != nil && pending {
-		res.Repaired = !nft.Diff(d.compiled.Ruleset(), read).Empty()
+	// Tables read back are compared with the mirror once, whole: that
+	// plan restores the mirror (Repaired when it is not empty), and the
+	// plan of the sync proper follows it in the same transaction, made as
+	// if the kernel held the mirror. A second comparison of whole tables,
+	// from the kernel to the updated mirror, would cost another pair of
+	// tables' worth of memory and CPU at 10,000 Services.
+	var restore *nft.Plan
+	if read != nil {
+		restore = nft.Diff(read, d.compiled.Ruleset())
+		res.Repaired = res.Repaired || !restore.Empty()
 	}
-	plan := d.plan(in, read)
+	plan := d.plan(in)
+	if restore != nil {
+		restore.Append(plan.Ops)
+		restore.Full = restore.Full || plan.Full
+		plan = restore
+	}
 	plan.Gen = gen
-	if read != nil && !pending {
-		res.Repaired = !plan.Empty()
-	}
 	res.Problems, res.Families = d.compiled.Problems(), d.compiled.Status()
 	return res, plan, d.commit(&res, plan, read != nil)
 }
@@ -278,12 +281,11 @@ func sameOps(a, b *nft.Plan) bool {
 	return slices.Equal(texts(a), texts(b))
 }
 
-// plan updates the desired state to in and returns the plan from what the
-// kernel holds: read when it was read back, else the mirror, or nothing
-// known (a plan that replaces our tables whole).
-func (d *Dataplane) plan(in Input, read nft.Ruleset) *nft.Plan {
+// plan updates the desired state to in and returns the plan from the
+// mirror, or from nothing known (a plan that replaces our tables whole).
+func (d *Dataplane) plan(in Input) *nft.Plan {
 	if d.mustRecompile(in) {
-		return d.recompile(in, read)
+		return d.recompile(in)
 	}
 	changed := in.Changed
 	if changed == nil || in.Full {
@@ -294,18 +296,14 @@ func (d *Dataplane) plan(in Input, read nft.Ruleset) *nft.Plan {
 		maps.Copy(stale, in.Changed)
 		changed = stale
 	}
-	p := d.compiled.Update(in.Snapshot, changed)
-	if read == nil {
-		return p
-	}
-	return nft.Diff(read, d.compiled.Ruleset())
+	return d.compiled.Update(in.Snapshot, changed)
 }
 
-// recompile compiles in from scratch and returns the plan from read, or
-// from the mirror while it is known, or from nothing known.
-func (d *Dataplane) recompile(in Input, read nft.Ruleset) *nft.Plan {
-	from := read
-	if from == nil && d.known {
+// recompile compiles in from scratch and returns the plan from the mirror
+// while it is known, or from nothing known.
+func (d *Dataplane) recompile(in Input) *nft.Plan {
+	var from nft.Ruleset
+	if d.known {
 		from = d.compiled.Ruleset()
 	}
 	// What from needs of the old state it holds; the rest can go before

@@ -34,6 +34,11 @@ func Load(paths []string) (*Result, error) {
 	for _, f := range files {
 		l.loadFile(f)
 	}
+	return l.result()
+}
+
+// result returns what was loaded, sorted, or every error found.
+func (l *loader) result() (*Result, error) {
 	if len(l.errs) > 0 {
 		return nil, errors.Join(l.errs...)
 	}
@@ -73,6 +78,12 @@ func (l *loader) loadFile(path string) {
 		l.errs = append(l.errs, err)
 		return
 	}
+	l.loadData(path, data)
+}
+
+// loadData loads the contents of the file at path: JSON when its name
+// says so, else a YAML stream.
+func (l *loader) loadData(path string, data []byte) {
 	if strings.EqualFold(filepath.Ext(path), ".json") {
 		l.loadJSONFile(path, data)
 		return

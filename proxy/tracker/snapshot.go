@@ -8,16 +8,16 @@ import (
 )
 
 // A snapshot is copied, not rebuilt: a sync under endpoint churn takes one
-// every second, and sorting the keys of 10,000 Services and their slices
-// each time cost 8-10 ms of a 15 ms one-endpoint sync and a sixth of the
-// agent's CPU under churn (pprof, 10,000 x 10). The keys are sorted again
+// every second, and sorting the keys of every Service and slice each time
+// was most of a one-endpoint sync and of the agent's CPU under churn
+// (docs/benchmarks.md, Profiling). The keys are sorted again
 // only when one is added or removed; otherwise the previous snapshot's
 // arrays are copied and the objects that changed are replaced in place,
 // found by binary search. An array nothing in changed is shared with the
 // previous snapshot: snapshots are never modified, so sharing is safe.
 //
-// Even a copy is a new array each sync: 5.6 MB of EndpointSlices at 50,000
-// Services, 1,400 fresh pages to fault in, 5 ms of a one-endpoint sync. A
+// Even a copy is a new array each sync, fresh pages to fault in, which at
+// 50,000 Services was most of a one-endpoint sync. A
 // user that is done with a snapshot hands it back (Release); when it is the
 // one before the last, its arrays become the next snapshot's, patched with
 // what changed in the two snapshots since: the agent, which keeps the

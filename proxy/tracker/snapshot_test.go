@@ -1,10 +1,10 @@
 package tracker
 
 import (
-	"fmt"
 	"maps"
 	"math/rand/v2"
 	"net/netip"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/nftproxy/nftproxy/proxy/model"
+	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 
 // TestSnapshotIncremental checks the copied-and-patched snapshots against
@@ -21,62 +22,83 @@ import (
 // deletes, with the snapshot before the last released at random (as the
 // agent releases its previous one).
 func TestSnapshotIncremental(t *testing.T) {
-	for seed := range uint64(8) {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			r := rand.New(rand.NewPCG(seed, 1))
-			tr := New(t0)
-			svcs, sls := map[string]*model.Service{}, map[string]*model.EndpointSlice{}
-			type taken struct {
-				snap     *model.Snapshot
-				want     model.Snapshot
-				released bool
+	synth.Seeds(t, 8, func(t *testing.T, r *rand.Rand) {
+		tr := New(t0)
+		g := synth.NewRandom(r, 0)
+		svcs, sls := map[string]*model.Service{}, map[string]*model.EndpointSlice{}
+		type taken struct {
+			snap     *model.Snapshot
+			want     model.Snapshot
+			released bool
+		}
+		var all []taken
+		for step := range 200 {
+			if step%20 == 0 || len(g.Snap.Services) < 3 {
+				g.AddService()
+			} else {
+				g.Mutate()
 			}
-			var all []taken
-			for step := range 200 {
-				name := fmt.Sprintf("s%d", r.IntN(12))
-				switch r.IntN(4) {
-				case 0:
-					tr.SetService("ns/"+name, nil)
-					delete(svcs, "ns/"+name)
-				case 1:
-					s := svc(name, uint16(r.IntN(3)+80))
-					tr.SetService("ns/"+name, s)
-					svcs["ns/"+name] = s
-				case 2:
-					tr.SetSlice("ns/"+name+"-1", nil, time.Time{})
-					delete(sls, "ns/"+name+"-1")
-				case 3:
-					s := slice(name+"-1", name, fmt.Sprintf("10.0.0.%d", r.IntN(3)+1))
-					tr.SetSlice("ns/"+name+"-1", s, time.Time{})
-					sls["ns/"+name+"-1"] = s
+			feed(tr, g.Snap, svcs, sls)
+			if step%3 == 0 {
+				tk := taken{snap: tr.Take().Snapshot, want: scratch(svcs, sls)}
+				if diff := cmp.Diff(tk.want, *tk.snap, cmpopts.EquateComparable(netip.Addr{}, netip.Prefix{}), cmpopts.EquateEmpty()); diff != "" {
+					t.Fatalf("step %d: snapshot (-want +got):\n%s", step, diff)
 				}
-				if step%3 == 0 {
-					tk := taken{snap: tr.Take().Snapshot, want: scratch(svcs, sls)}
-					if diff := cmp.Diff(tk.want, *tk.snap, cmpopts.EquateComparable(netip.Addr{}), cmpopts.EquateEmpty()); diff != "" {
-						t.Fatalf("step %d: snapshot (-want +got):\n%s", step, diff)
-					}
-					all = append(all, tk)
-					// Released: the one before the last, and so every one
-					// sharing an array with it (the caller holds none).
-					if n := len(all); n >= 2 && r.IntN(2) == 0 && !all[n-2].released {
-						tr.Release(all[n-2].snap)
-						for i := range all[:n-1] {
-							if shares(all[i].snap, all[n-2].snap) {
-								all[i].released = true
-							}
+				all = append(all, tk)
+				// Released: the one before the last, and so every one
+				// sharing an array with it (the caller holds none).
+				if n := len(all); n >= 2 && r.IntN(2) == 0 && !all[n-2].released {
+					tr.Release(all[n-2].snap)
+					for i := range all[:n-1] {
+						if shares(all[i].snap, all[n-2].snap) {
+							all[i].released = true
 						}
 					}
 				}
 			}
-			for i, tk := range all {
-				if tk.released {
-					continue
-				}
-				if diff := cmp.Diff(tk.want, *tk.snap, cmpopts.EquateComparable(netip.Addr{}), cmpopts.EquateEmpty()); diff != "" {
-					t.Fatalf("snapshot %d (-want +got):\n%s", i, diff)
-				}
+		}
+		for i, tk := range all {
+			if tk.released {
+				continue
 			}
-		})
+			if diff := cmp.Diff(tk.want, *tk.snap, cmpopts.EquateComparable(netip.Addr{}, netip.Prefix{}), cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("snapshot %d (-want +got):\n%s", i, diff)
+			}
+		}
+	})
+}
+
+// feed records in tr, and in svcs and sls, every Service and EndpointSlice
+// of cur that is not the one they hold, and the deletion of every one cur
+// lacks. The values are copies: cur's arrays change with the next Mutate.
+func feed(tr *Tracker, cur *model.Snapshot, svcs map[string]*model.Service, sls map[string]*model.EndpointSlice) {
+	now := map[string]bool{}
+	for _, s := range cur.Services {
+		now[s.Key()] = true
+		if old, ok := svcs[s.Key()]; !ok || !reflect.DeepEqual(*old, s) {
+			tr.SetService(s.Key(), &s)
+			svcs[s.Key()] = &s
+		}
+	}
+	for k := range svcs {
+		if !now[k] {
+			tr.SetService(k, nil)
+			delete(svcs, k)
+		}
+	}
+	for _, sl := range cur.Slices {
+		k := sl.Namespace + "/" + sl.Name
+		now[k] = true
+		if old, ok := sls[k]; !ok || !reflect.DeepEqual(*old, sl) {
+			tr.SetSlice(k, &sl, time.Time{})
+			sls[k] = &sl
+		}
+	}
+	for k := range sls {
+		if !now[k] {
+			tr.SetSlice(k, nil, time.Time{})
+			delete(sls, k)
+		}
 	}
 }
 

@@ -1,7 +1,8 @@
 // Package synth builds synthetic clusters: model snapshots of any size from
-// one address plan, for the benchmarks (cmd/bench, cmd/syncbench), the
-// manifest writer (cmd/gencluster) and the tests. Service i is always the
-// same Service, so that runs, tools and tests compare.
+// one address plan, for the benchmarks (cmd/bench), the manifest writer
+// (cmd/gencluster) and the tests. Service i is always the same Service, so
+// that runs, tools and tests compare. Random makes random changes to a
+// snapshot, for the tests that compare an incremental path with a fresh one.
 package synth
 
 import (

@@ -1,0 +1,60 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// nftproxy finds or builds the nftproxy command once per test process.
+var nftproxy = sync.OnceValues(findNftproxy)
+
+// Nftproxy returns $NFTPROXY, or an nftproxy built from this module once
+// per test process: every suite that runs the real command (integration,
+// failure, e2e and the agent suites) gets it here.
+func Nftproxy(t testing.TB) string {
+	t.Helper()
+	path, err := nftproxy()
+	if err != nil {
+		t.Fatalf("nftproxy binary: %v", err)
+	}
+	return path
+}
+
+// builtDir is the directory of the nftproxy built here, "" before.
+var builtDir string
+
+// RemoveNftproxy removes the nftproxy Nftproxy built, if it built one; a
+// TestMain calls it after the tests.
+func RemoveNftproxy() {
+	if builtDir != "" {
+		_ = os.RemoveAll(builtDir)
+	}
+}
+
+func findNftproxy() (string, error) {
+	if p := os.Getenv("NFTPROXY"); p != "" {
+		return filepath.Abs(p)
+	}
+	dir, err := os.MkdirTemp("", "nftproxy-bin-")
+	if err != nil {
+		return "", err
+	}
+	// The directory outlives the tests of one process unless its TestMain
+	// calls RemoveNftproxy; it is small and in the temporary directory.
+	builtDir = dir
+	path := filepath.Join(dir, "nftproxy")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "go", "build", "-o", path, "github.com/nftproxy/nftproxy/cmd/nftproxy").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %w: %s", err, strings.TrimSpace(string(out)))
+	}
+	return path, nil
+}
