@@ -91,7 +91,8 @@ binaries() {
 	SCHEDULER="$(hack/kube-binary.sh kube-scheduler)"
 	KUBELET="$(hack/kube-binary.sh kubelet)"
 	IMAGES=("$(hack/images.sh pause)" "$(hack/images.sh agnhost)" "$(hack/images.sh coredns)"
-		"$(hack/images.sh busybox)" "$(hack/images.sh dnsutils)")
+		"$(hack/images.sh busybox)" "$(hack/images.sh dnsutils)" "$(hack/images.sh distroless-iptables)"
+		"$(hack/images.sh regression-issue-74839)")
 	# nftproxy's image is on every node also when kube-proxy runs, for a
 	# migration from one to the other (hack/rollout.sh).
 	NFTPROXY_ARCHIVE="$(hack/images.sh nftproxy)"

@@ -55,6 +55,7 @@ mkdir -p "$out"
 cat >"$out/repo-list.yaml" <<REPOS
 promoterE2eRegistry: $E2E_REGISTRY/e2e-test-images
 gcRegistry: $E2E_REGISTRY
+buildImageRegistry: $E2E_REGISTRY/build-image
 REPOS
 # The ginkgo CLI takes a compiled suite only by a name ending in .test.
 ln -s "$e2e" "$out/e2e.test"

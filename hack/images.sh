@@ -13,6 +13,9 @@
 #   hack/images.sh busybox    the suite's busybox image: Debian's static busybox
 #   hack/images.sh dnsutils   the suite's glibc DNS test image: dig, getent
 #                             and the shell tools, on glibc
+#   hack/images.sh distroless-iptables  the suite's host-exec image: the
+#                             shell tools (it reads /proc/net/nf_conntrack)
+#   hack/images.sh regression-issue-74839  the suite's "boom" server
 #   hack/images.sh kube-proxy upstream kube-proxy of the pinned version, with
 #                             nft (its nftables mode runs the nft binary)
 #
@@ -93,8 +96,8 @@ pause_image() {
 
 # shell_tools ROOTFS: what the suite's tests exec in its Alpine-based
 # images (/bin/sh with nc's OpenBSD flags -v -t -u -w, curl, wget, dig,
-# getent, nslookup and coreutils), from Debian: dash and bash, nc, curl,
-# wget and dig with their libraries, glibc's getent, and the static busybox
+# getent, ss, ip, nslookup and coreutils), from Debian: dash and bash, nc,
+# curl, wget, dig, ss and ip with their libraries, glibc's getent, and the static busybox
 # for the rest. Not busybox's sh: it runs its own applets before PATH, so
 # `nc` there would be busybox's nc, which has none of OpenBSD's flags. Not
 # busybox's wget: linked statically against glibc, its name lookups load
@@ -109,13 +112,14 @@ shell_tools() {
 	need /usr/bin/wget wget
 	need /usr/bin/dig bind9-dnsutils
 	need /usr/bin/getent libc-bin
+	need /usr/bin/ss iproute2
 	install -D -m 755 /bin/busybox "$rootfs/bin/busybox"
 	for a in $(/bin/busybox --list); do
-		case "$a" in busybox | sh | ash | nc | wget) continue ;; esac
+		case "$a" in busybox | sh | ash | nc | wget | ip | ss) continue ;; esac
 		ln -s busybox "$rootfs/bin/$a"
 	done
 	copy_with_libs "$rootfs" /bin/dash /bin/bash /bin/nc.openbsd /usr/bin/curl /usr/bin/wget \
-		/usr/bin/dig /usr/bin/getent
+		/usr/bin/dig /usr/bin/getent /usr/bin/ss /usr/bin/ip
 	# glibc loads these by name at run time (NSS: /etc/hosts, then DNS), so
 	# ldd does not list them.
 	copy_with_libs "$rootfs" "$(dirname "$(ldd /usr/bin/getent | awk '/libc.so/ { print $3 }')")"/libnss_{files,dns}.so.2
@@ -135,6 +139,11 @@ agnhost_image() {
 	rootfs="$(mktemp -d)"
 	trap 'rm -rf "$rootfs"' RETURN
 	install -D -m 755 "$agnhost" "$rootfs/agnhost"
+	# porter's TLS ports serve these (upstream's image has them in /, its
+	# working directory): the files of the same Kubernetes version.
+	local src
+	src="$(cd hack/tools/kubernetes && go list -m -f '{{.Dir}}' k8s.io/kubernetes)/test/images/agnhost/porter"
+	install -m 644 "$src/localhost.crt" "$src/localhost.key" "$rootfs/"
 	shell_tools "$rootfs"
 	build "$AGNHOST_IMAGE" "$archive" "$rootfs" '["/agnhost"]' '["pause"]'
 	echo "$archive"
@@ -147,6 +156,27 @@ dnsutils_image() {
 	trap 'rm -rf "$rootfs"' RETURN
 	shell_tools "$rootfs"
 	build "$DNSUTILS_IMAGE" "$archive" "$rootfs" '["/bin/sh"]'
+	echo "$archive"
+}
+
+distroless_iptables_image() {
+	local archive="$cache/images/distroless-iptables-v0.9.9-$recipe.tar" rootfs
+	if [ -f "$archive" ]; then echo "$archive"; return; fi
+	rootfs="$(mktemp -d)"
+	trap 'rm -rf "$rootfs"' RETURN
+	shell_tools "$rootfs"
+	build "$DISTROLESS_IPTABLES_IMAGE" "$archive" "$rootfs" '["/bin/sh"]'
+	echo "$archive"
+}
+
+regression_74839_image() {
+	local archive="$cache/images/regression-issue-74839-1.5-$recipe.tar" bin rootfs
+	if [ -f "$archive" ]; then echo "$archive"; return; fi
+	bin="$(hack/kube-binary.sh regression-issue-74839)"
+	rootfs="$(mktemp -d)"
+	trap 'rm -rf "$rootfs"' RETURN
+	install -D -m 755 "$bin" "$rootfs/regression-issue-74839"
+	build "$REGRESSION_74839_IMAGE" "$archive" "$rootfs" '["/regression-issue-74839"]'
 	echo "$archive"
 }
 
@@ -207,6 +237,8 @@ agnhost) agnhost_image ;;
 coredns) coredns_image ;;
 busybox) busybox_image ;;
 dnsutils) dnsutils_image ;;
+distroless-iptables) distroless_iptables_image ;;
+regression-issue-74839) regression_74839_image ;;
 kube-proxy) kube_proxy_image ;;
-*) echo "usage: hack/images.sh nftproxy|pause|agnhost|coredns|busybox|dnsutils|kube-proxy" >&2; exit 2 ;;
+*) echo "usage: hack/images.sh nftproxy|pause|agnhost|coredns|busybox|dnsutils|distroless-iptables|regression-issue-74839|kube-proxy" >&2; exit 2 ;;
 esac

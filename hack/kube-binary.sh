@@ -4,7 +4,7 @@
 #
 #   hack/kube-binary.sh NAME      NAME: kube-apiserver kube-controller-manager
 #                                 kube-scheduler kubelet kubectl kube-proxy
-#                                 agnhost e2e.test ginkgo
+#                                 agnhost regression-issue-74839 e2e.test ginkgo
 #
 # Every binary comes from k8s.io/kubernetes at the version pinned in
 # hack/tools/kubernetes/go.mod, so the control plane, kubelet, kubectl,
@@ -19,10 +19,11 @@ case "$name" in
 kube-apiserver | kube-controller-manager | kube-scheduler | kubelet | kubectl | kube-proxy)
 	pkg="k8s.io/kubernetes/cmd/$name" ;;
 agnhost) pkg="k8s.io/kubernetes/test/images/agnhost" ;;
+regression-issue-74839) pkg="k8s.io/kubernetes/test/images/regression-issue-74839" ;;
 e2e.test) pkg="k8s.io/kubernetes/test/e2e" ;;
 ginkgo) pkg="github.com/onsi/ginkgo/v2/ginkgo" ;; # the version e2e.test links
 *)
-	echo "usage: hack/kube-binary.sh kube-apiserver|kube-controller-manager|kube-scheduler|kubelet|kubectl|kube-proxy|agnhost|e2e.test|ginkgo" >&2
+	echo "usage: hack/kube-binary.sh kube-apiserver|kube-controller-manager|kube-scheduler|kubelet|kubectl|kube-proxy|agnhost|regression-issue-74839|e2e.test|ginkgo" >&2
 	exit 2 ;;
 esac
 tools="$(cd "$(dirname "$0")/tools/kubernetes" && pwd)"
