@@ -72,9 +72,9 @@ func (o Options) loadBalancing() string {
 	return o.LoadBalancing
 }
 
-// IsPrime reports whether n is a prime: Maglev tables need a prime size so
+// isPrime reports whether n is a prime: Maglev tables need a prime size so
 // that every skip walks every slot.
-func IsPrime(n uint32) bool {
+func isPrime(n uint32) bool {
 	if n < 2 {
 		return false
 	}
@@ -91,7 +91,8 @@ const DefaultMasqueradeBit = 14
 
 // DefaultOptions returns Options with kube-proxy's defaults.
 func DefaultOptions() Options {
-	return Options{MasqueradeBit: DefaultMasqueradeBit}
+	return Options{MasqueradeBit: DefaultMasqueradeBit, LoadBalancing: LoadBalancingRandom,
+		Maglev: Maglev{TableSize: DefaultMaglevTableSize, Seed: DefaultMaglevSeed}}
 }
 
 // Validate reports the first setting the compiler cannot use.
@@ -104,7 +105,7 @@ func (o Options) Validate() error {
 	default:
 		return fmt.Errorf("loadBalancing.default: unsupported value %q", o.LoadBalancing)
 	}
-	if m := o.maglev(); !IsPrime(m.TableSize) || m.TableSize > MaxMaglevTableSize {
+	if m := o.maglev(); !isPrime(m.TableSize) || m.TableSize > MaxMaglevTableSize {
 		return fmt.Errorf("loadBalancing.maglev.tableSize: must be a prime up to %d, got %d", MaxMaglevTableSize, m.TableSize)
 	}
 	return nil
