@@ -23,10 +23,12 @@ type traceFlags struct {
 	kernel                bool
 	kubeconfig            string
 	inCluster             bool
+	sport                 uint16
 }
 
 func (f *traceFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.src, "src", "", "source address of the packet, IP or IP:PORT (default: a typical one for --from)")
+	fs.Uint16Var(&f.sport, "sport", 0, "source port of the packet (as --src IP:PORT): a Maglev Service's endpoint depends on it")
 	fs.StringVar(&f.dst, "dst", "", "destination, IP:PORT ([IPv6]:PORT): a ClusterIP, NodePort, externalIP or load-balancer IP")
 	fs.StringVar(&f.proto, "proto", "tcp", "protocol: tcp, udp or sctp")
 	fs.StringVar(&f.from, "from", "", "where the packet comes from: external, pod or node (default: inferred from --src)")
@@ -123,6 +125,12 @@ func (f *traceFlags) request() (explain.Request, error) {
 		if r.Src, r.SrcPort, err = parseSource(f.src); err != nil {
 			return r, badFlag("src", "%q: %v", f.src, err)
 		}
+	}
+	if f.sport != 0 {
+		if r.SrcPort != 0 && r.SrcPort != f.sport {
+			return r, badFlag("sport", "%d: --src already gives port %d", f.sport, r.SrcPort)
+		}
+		r.SrcPort = f.sport
 	}
 	r.From, _ = explain.ParseOrigin(f.from)
 	return r, nil

@@ -65,6 +65,7 @@ func (w *walker) copyWith(p *big.Rat) *walker {
 type tracer struct {
 	table     *nft.Table
 	saddr     netip.Addr
+	sport     uint16
 	proto     uint8
 	baseChain *nft.Base // the base chain being evaluated, for statement validation
 	hookName  string    // the hook being evaluated, for steps
