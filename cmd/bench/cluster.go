@@ -10,22 +10,34 @@ import (
 	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 
-// size is one synthetic cluster: Services x endpoints per Service.
-type size struct{ services, endpoints int }
+// size is one synthetic cluster: Services x endpoints per Service; with
+// maglev > 0, every maglev-th Service uses Maglev (synth.Spec.MaglevEvery).
+type size struct{ services, endpoints, maglev int }
 
-func (s size) String() string { return fmt.Sprintf("%dx%d", s.services, s.endpoints) }
+func (s size) String() string {
+	if s.maglev > 0 {
+		return fmt.Sprintf("%dx%dm%d", s.services, s.endpoints, s.maglev)
+	}
+	return fmt.Sprintf("%dx%d", s.services, s.endpoints)
+}
 
-// parseSizes reads "1000x10,10000x10".
+// parseSizes reads "1000x10,10000x10,10000x10m10" (the last: every 10th
+// Service with Maglev).
 func parseSizes(text string) ([]size, error) {
 	var out []size
 	for _, part := range strings.Split(text, ",") {
 		a, b, ok := strings.Cut(strings.TrimSpace(part), "x")
+		b, m, hasM := strings.Cut(b, "m")
 		svcs, err1 := strconv.Atoi(a)
 		eps, err2 := strconv.Atoi(b)
-		if !ok || err1 != nil || err2 != nil || svcs < 1 || eps < 1 {
-			return nil, fmt.Errorf("size %q: want SERVICESxENDPOINTS, e.g. 10000x10", part)
+		every, err3 := 0, error(nil)
+		if hasM {
+			every, err3 = strconv.Atoi(m)
 		}
-		out = append(out, size{svcs, eps})
+		if !ok || err1 != nil || err2 != nil || err3 != nil || svcs < 1 || eps < 1 || (hasM && every < 1) {
+			return nil, fmt.Errorf("size %q: want SERVICESxENDPOINTS[mN], e.g. 10000x10 or 10000x10m10", part)
+		}
+		out = append(out, size{svcs, eps, every})
 	}
 	return out, nil
 }
@@ -33,7 +45,7 @@ func parseSizes(text string) ([]size, error) {
 // generate builds the synthetic cluster of size s with the benchmark's
 // mix (docs/benchmarks.md, proxy/model/synth).
 func generate(s size) *model.Snapshot {
-	return synth.Cluster(synth.Spec{Services: s.services, Endpoints: s.endpoints, Mixed: true})
+	return synth.Cluster(synth.Spec{Services: s.services, Endpoints: s.endpoints, Mixed: true, MaglevEvery: s.maglev})
 }
 
 // changeEndpoints returns a copy of snap where the first endpoint of each

@@ -46,11 +46,15 @@ type endpointList struct {
 }
 
 // first is the index of the list's first element.
-func (l endpointList) first() uint32 {
+func (l endpointList) first() uint32 { return l.firstOf(len(l.eps)) }
+
+// firstOf is the index of the first element of a list like l of n
+// endpoints (a packed list's length is known before its endpoints).
+func (l endpointList) firstOf(n int) uint32 {
 	if l.hash {
 		return maglevOffset
 	}
-	return rungOffset(len(l.eps))
+	return rungOffset(n)
 }
 
 // rung is the key of the list's rung in rungs: its length, or hashRung.

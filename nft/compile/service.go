@@ -132,7 +132,7 @@ func (c *compiler) entry(b *builder, ref portRef, set, field string, key []nft.V
 		if slices.Contains(nft.NodePortEntrySets, set) {
 			noEndpoints = nft.MapNoEndpointNodePorts
 		}
-		c.element(b, ref, noEndpoints, field, key, nft.Verdict{Kind: nft.Drop})
+		c.element(b, ref, noEndpoints, field, key, nft.GotoChain(nft.ChainNoLocal))
 		return
 	}
 	var nonEmpty []endpointList
@@ -186,7 +186,7 @@ func (c *compiler) affinityPort(b *builder, ref portRef, sets endpointSets, clus
 // Local without a local endpoint): dropped, not rejected, as kube-proxy does.
 func (c *compiler) target(b *builder, ref portRef, field string, ip netip.Addr, chain string) {
 	if chain == "" {
-		c.element(b, ref, nft.MapNoEndpointServices, field, ref.key(ip), nft.Verdict{Kind: nft.Drop})
+		c.element(b, ref, nft.MapNoEndpointServices, field, ref.key(ip), nft.GotoChain(nft.ChainNoLocal))
 		return
 	}
 	c.element(b, ref, nft.MapServiceIPs, field, ref.key(ip), nft.GotoChain(chain))

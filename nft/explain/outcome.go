@@ -33,7 +33,7 @@ func (x *explainer) outcome(o trace.Outcome) Outcome {
 		Destination: o.Dest().String(), DNAT: x.dnat(o.Steps), Steps: x.steps(o.Steps)}
 	switch {
 	case o.Verdict != trace.Accept:
-		out.Reason = x.dropReason(o)
+		out.Reason, out.Counter = x.dropReason(o), o.Counter
 	case out.DNAT:
 		out.Endpoint = x.endpoint(o)
 	default:

@@ -69,6 +69,7 @@ func stmtCases(f nft.Family) []nft.Stmt {
 		nft.Verdict{Kind: nft.Return},
 		nft.Verdict{Kind: nft.Accept},
 		nft.Verdict{Kind: nft.Drop},
+		nft.CountInto{Counter: "drop-source-range"},
 	}
 }
 
