@@ -33,7 +33,9 @@ func TestCompilerOptions(t *testing.T) {
 			}},
 		{"maglev", func(c *config.Configuration) {
 			c.LoadBalancing = config.LoadBalancing{Default: "maglev", Maglev: config.Maglev{TableSize: 65521, Seed: 9}}
-		}, func(o *compile.Options) { o.LoadBalancing, o.Maglev = "maglev", compile.Maglev{TableSize: 65521, Seed: 9} }},
+		}, func(o *compile.Options) {
+			o.LoadBalancing, o.Maglev = "maglev", compile.Maglev{TableSize: 65521, Seed: 9}
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
