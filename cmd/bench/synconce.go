@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/nft/kernel"
 	"github.com/nftproxy/nftproxy/proxy/dataplane"
@@ -33,6 +34,10 @@ type runResult struct {
 	FullSync            cost
 	OneEndpoint         cost
 	OnePercent          cost
+	// ReadBack is reading the whole tables back (what a repair does after
+	// lost notifications); ReadCounters reading both tables' counter
+	// objects, what a /metrics scrape does.
+	ReadBack, ReadCounters cost
 	Chains, Rules, Sets int
 	Elements            int
 	Problems            int
@@ -106,7 +111,12 @@ func syncInNetns(ns *netns, snap *model.Snapshot, node model.Node, prof profiles
 	if err != nil {
 		return fmt.Errorf("first full sync: %w", err)
 	}
-	if err := countObjects(k, res); err != nil {
+	res.ReadBack, err = measureErr(func() (int, int, error) { return 0, 0, countObjects(k, res) })
+	if err != nil {
+		return err
+	}
+	res.ReadCounters, err = measureErr(func() (int, int, error) { return 0, 0, readCounters(k) })
+	if err != nil {
 		return err
 	}
 	n := len(snap.Services)
@@ -181,4 +191,15 @@ func changedService(snap *model.Snapshot) int {
 		}
 	}
 	return n / 2
+}
+
+// readCounters reads the counter objects of both tables, as a scrape of
+// /metrics does.
+func readCounters(k *kernel.Kernel) error {
+	for _, f := range nft.Families {
+		if _, err := k.ReadCounters(f); err != nil {
+			return err
+		}
+	}
+	return nil
 }
