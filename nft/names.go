@@ -77,9 +77,10 @@ const (
 	CounterDropSourceRange      = "drop-source-range"
 )
 
-// Counters lists them, in the order the table declares them.
-var Counters = []string{CounterRejectNoEndpoints, CounterRejectUnknownPort, CounterDropNoLocalEndpoints,
-	CounterDropUnallocated, CounterDropSourceRange}
+// Counters lists them, in the order the table declares them: by name,
+// the order kernel.ReadCounters returns them in.
+var Counters = []string{CounterDropNoLocalEndpoints, CounterDropSourceRange, CounterDropUnallocated,
+	CounterRejectNoEndpoints, CounterRejectUnknownPort}
 
 // CounterReason splits a counter's name into its verdict ("drop" or
 // "reject") and its reason ("source-range"); ok is false for a name of no
