@@ -12,17 +12,21 @@ import (
 
 // size is one synthetic cluster: Services x endpoints per Service; with
 // maglev > 0, every maglev-th Service uses Maglev (synth.Spec.MaglevEvery).
-type size struct{ services, endpoints, maglev int }
+// maglevM, when not 0, is the Maglev table size (default: the compiler's).
+type size struct{ services, endpoints, maglev, maglevM int }
 
 func (s size) String() string {
+	if s.maglevM > 0 {
+		return fmt.Sprintf("%dx%dm%d/%d", s.services, s.endpoints, s.maglev, s.maglevM)
+	}
 	if s.maglev > 0 {
 		return fmt.Sprintf("%dx%dm%d", s.services, s.endpoints, s.maglev)
 	}
 	return fmt.Sprintf("%dx%d", s.services, s.endpoints)
 }
 
-// parseSizes reads "1000x10,10000x10,10000x10m10" (the last: every 10th
-// Service with Maglev).
+// parseSizes reads "1000x10,10000x10,10000x10m10,10000x10m10/251" (every
+// 10th Service with Maglev; the last with Maglev tables of 251 slots).
 func parseSizes(text string) ([]size, error) {
 	var out []size
 	for _, part := range strings.Split(text, ",") {
@@ -30,16 +34,29 @@ func parseSizes(text string) ([]size, error) {
 		b, m, hasM := strings.Cut(b, "m")
 		svcs, err1 := strconv.Atoi(a)
 		eps, err2 := strconv.Atoi(b)
-		every, err3 := 0, error(nil)
-		if hasM {
-			every, err3 = strconv.Atoi(m)
+		every, slots, err3 := parseMaglev(m, hasM)
+		if !ok || err1 != nil || err2 != nil || err3 != nil || svcs < 1 || eps < 1 {
+			return nil, fmt.Errorf("size %q: want SERVICESxENDPOINTS[mN[/M]], e.g. 10000x10 or 10000x10m10/251", part)
 		}
-		if !ok || err1 != nil || err2 != nil || err3 != nil || svcs < 1 || eps < 1 || (hasM && every < 1) {
-			return nil, fmt.Errorf("size %q: want SERVICESxENDPOINTS[mN], e.g. 10000x10 or 10000x10m10", part)
-		}
-		out = append(out, size{svcs, eps, every})
+		out = append(out, size{svcs, eps, every, slots})
 	}
 	return out, nil
+}
+
+// parseMaglev reads the "N[/M]" after a size's "m": every Nth Service
+// with Maglev, tables of M slots.
+func parseMaglev(text string, given bool) (every, slots int, err error) {
+	if !given {
+		return 0, 0, nil
+	}
+	n, m, hasSlots := strings.Cut(text, "/")
+	if every, err = strconv.Atoi(n); err == nil && every < 1 {
+		err = fmt.Errorf("%d: not a positive number", every)
+	}
+	if err == nil && hasSlots {
+		slots, err = strconv.Atoi(m)
+	}
+	return every, slots, err
 }
 
 // generate builds the synthetic cluster of size s with the benchmark's

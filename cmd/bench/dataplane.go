@@ -23,6 +23,7 @@ import (
 type dpConfig struct {
 	services  []int
 	maglev    []int
+	maglevM   int
 	endpoints int
 	big       int
 	conns     int
@@ -37,6 +38,7 @@ func parseDataplaneFlags(args []string) (dpConfig, error) {
 	services := fs.String("services", "1,1000,10000,50000", "numbers of Services programmed, comma-separated")
 	maglev := fs.String("maglev", "10000", "numbers of Services programmed, every 10th with Maglev, for the Maglev rows; \"\" for none")
 	c := dpConfig{}
+	fs.IntVar(&c.maglevM, "maglev-table-size", 251, "Maglev table size M of those rows (each Maglev entry is M elements, and the kernel needs several KiB per element while it commits a transaction)")
 	fs.IntVar(&c.endpoints, "endpoints", 5, "endpoints per Service in those clusters")
 	fs.IntVar(&c.big, "big-service", 1000, "endpoints of the big Service, compared with a 2-endpoint one")
 	fs.IntVar(&c.conns, "conns", 2000, "connections per run")
@@ -148,11 +150,11 @@ func planCases(c dpConfig) ([]dpRow, []*dpCase) {
 		rows = append(rows, row)
 	}
 	for _, n := range c.services {
-		snap := generate(size{n, c.endpoints, 0})
+		snap := generate(size{services: n, endpoints: c.endpoints})
 		add(dpRow{name: fmt.Sprintf("ClusterIP, %d endpoints", c.endpoints), services: n}, snap, targetService(snap))
 	}
 	for _, n := range c.maglev {
-		snap := generate(size{n, c.endpoints, 10})
+		snap := generate(size{services: n, endpoints: c.endpoints, maglev: 10})
 		add(dpRow{name: fmt.Sprintf("ClusterIP, %d endpoints, Maglev (every 10th Service)", c.endpoints), services: n},
 			snap, maglevService(snap))
 	}
@@ -239,7 +241,7 @@ func load(c dpConfig, k *dpCase, dir string) error {
 		return err
 	}
 	defer kern.Close()
-	_, err = dataplane.New(kern).Sync(dataplane.Input{Snapshot: k.snap, Node: benchNodeModel(k.p.nodeIP), Options: benchOptions()})
+	_, err = dataplane.New(kern).Sync(dataplane.Input{Snapshot: k.snap, Node: benchNodeModel(k.p.nodeIP), Options: benchOptionsFor(size{maglevM: c.maglevM})})
 	return err
 }
 

@@ -28,19 +28,19 @@ type cost struct {
 
 // runResult is what one child process measured for one cluster size.
 type runResult struct {
-	Size                string
-	Ports               int // Service ports in the cluster
-	Compile             cost
-	FullSync            cost
-	OneEndpoint         cost
-	OnePercent          cost
+	Size        string
+	Ports       int // Service ports in the cluster
+	Compile     cost
+	FullSync    cost
+	OneEndpoint cost
+	OnePercent  cost
 	// ReadBack is reading the whole tables back (what a repair does after
 	// lost notifications); ReadCounters reading both tables' counter
 	// objects, what a /metrics scrape does.
 	ReadBack, ReadCounters cost
-	Chains, Rules, Sets int
-	Elements            int
-	Problems            int
+	Chains, Rules, Sets    int
+	Elements               int
+	Problems               int
 }
 
 // benchNodeIP is the node's address in the sync benchmark's namespace; no
@@ -50,8 +50,15 @@ var benchNodeIP = netip.MustParseAddr("10.0.1.1")
 // benchOptions compiles with a cluster CIDR, as most clusters configure,
 // so ClusterIP traffic from outside it is masqueraded (kube-proxy's shape
 // carries the same rule).
-func benchOptions() compile.Options {
+func benchOptions() compile.Options { return benchOptionsFor(size{}) }
+
+// benchOptionsFor is benchOptions with the Maglev table size of s, when it
+// sets one.
+func benchOptionsFor(s size) compile.Options {
 	o := compile.DefaultOptions()
+	if s.maglevM > 0 {
+		o.Maglev.TableSize = uint32(s.maglevM)
+	}
 	o.LocalCIDRs = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
 	return o
 }
@@ -64,7 +71,7 @@ func syncOnce(s size, prof profiles, out io.Writer) error {
 	res := runResult{Size: s.String(), Ports: countPorts(snap)}
 	node := benchNodeModel(benchNodeIP)
 	res.Compile = measure(func() (int, int, error) {
-		_, problems := compile.Ruleset(snap, node, benchOptions())
+		_, problems := compile.Ruleset(snap, node, benchOptionsFor(s))
 		res.Problems = len(problems)
 		return 0, 0, nil
 	})
@@ -73,7 +80,7 @@ func syncOnce(s size, prof profiles, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	err = syncInNetns(ns, snap, node, prof, &res)
+	err = syncInNetns(ns, snap, node, benchOptionsFor(s), prof, &res)
 	if rerr := ns.remove(); rerr != nil {
 		err = errors.Join(err, rerr)
 	}
@@ -83,7 +90,7 @@ func syncOnce(s size, prof profiles, out io.Writer) error {
 	return json.NewEncoder(out).Encode(res)
 }
 
-func syncInNetns(ns *netns, snap *model.Snapshot, node model.Node, prof profiles, res *runResult) error {
+func syncInNetns(ns *netns, snap *model.Snapshot, node model.Node, opts compile.Options, prof profiles, res *runResult) error {
 	fd, err := ns.open()
 	if err != nil {
 		return err
@@ -97,7 +104,7 @@ func syncInNetns(ns *netns, snap *model.Snapshot, node model.Node, prof profiles
 	dp := dataplane.New(k)
 	syncFn := func(cur *model.Snapshot, changed map[string]bool) func() (int, int, error) {
 		return func() (int, int, error) {
-			r, err := dp.Sync(dataplane.Input{Snapshot: cur, Node: node, Options: benchOptions(), Changed: changed})
+			r, err := dp.Sync(dataplane.Input{Snapshot: cur, Node: node, Options: opts, Changed: changed})
 			if r.Ops == 0 {
 				return 0, 0, err
 			}
