@@ -2,6 +2,7 @@ package compile
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/fnv"
 
 	"github.com/nftproxy/nftproxy/nft"
@@ -46,11 +47,9 @@ func (c *compiler) usesMaglev(svc *model.Service) bool {
 		return svc.LoadBalancing == LoadBalancingMaglev
 	}
 	c.problem(svc, "metadata.annotations["+model.AnnotationLoadBalancing+"]",
-		"unsupported value "+quote(svc.LoadBalancing)+" (supported: random, maglev): using "+c.opts.loadBalancing())
+		fmt.Sprintf("unsupported value %q (supported: random, maglev): using %s", svc.LoadBalancing, c.opts.loadBalancing()))
 	return c.opts.LoadBalancing == LoadBalancingMaglev
 }
-
-func quote(s string) string { return `"` + s + `"` }
 
 // maglevTable fills m slots from eps, which must be sorted (candidates
 // sorts them) so that every node that has the same endpoints fills the same
