@@ -27,6 +27,10 @@ type Options struct {
 	// MemoryRead; otherwise a trace cannot tell a remembered client.
 	Memory     []Remembered
 	MemoryRead bool
+	// Counted are the packets each counter object of the tables has
+	// counted, by family and name, when read from the kernel; nil
+	// otherwise.
+	Counted map[nft.Family]map[string]uint64
 }
 
 // Remembered is one element of the kernel's affinity memory: Client was

@@ -34,6 +34,9 @@ func (x *explainer) outcome(o trace.Outcome) Outcome {
 	switch {
 	case o.Verdict != trace.Accept:
 		out.Reason, out.Counter = x.dropReason(o), o.Counter
+		if n, ok := x.o.Counted[x.t.Family][o.Counter]; ok {
+			out.CounterPackets = &n
+		}
 	case out.DNAT:
 		out.Endpoint = x.endpoint(o)
 	default:

@@ -103,7 +103,11 @@ func writeOutcome(b *strings.Builder, o Outcome, indent string) {
 		fmt.Fprintf(b, "%s%s\n", more, o.Affinity.Text)
 	}
 	if o.Counter != "" {
-		fmt.Fprintf(b, "%scounted in counter %s (%s)\n", more, o.Counter, counterMetric(o.Counter))
+		so := ""
+		if o.CounterPackets != nil {
+			so = fmt.Sprintf(", %d packets so far", *o.CounterPackets)
+		}
+		fmt.Fprintf(b, "%scounted in counter %s (%s%s)\n", more, o.Counter, counterMetric(o.Counter), so)
 	}
 	for _, n := range o.Notes {
 		fmt.Fprintf(b, "%s%s\n", more, n)
