@@ -38,7 +38,8 @@ func TestDefault(t *testing.T) {
 			QPS:         5,
 			Burst:       10,
 		},
-		Conntrack: Conntrack{UDPStaleEntryCleanup: true},
+		Conntrack:     Conntrack{UDPStaleEntryCleanup: true},
+		LoadBalancing: LoadBalancing{Default: "random", Maglev: Maglev{TableSize: 1021, Seed: 0x6e667470}},
 	}
 	got := Default()
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -86,6 +87,7 @@ var loadCases = []loadCase{{
 			TCPEstablishedTimeout: durationPtr(24 * time.Hour),
 			TCPCloseWaitTimeout:   durationPtr(time.Hour),
 		},
+		LoadBalancing: LoadBalancing{Default: "maglev", Maglev: Maglev{TableSize: 16381, Seed: 7}},
 	},
 }, {
 	name: "own kind, unknown fields are errors",

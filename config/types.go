@@ -74,6 +74,36 @@ type Configuration struct {
 	ClientConnection ClientConnection `json:"clientConnection"`
 	// Conntrack configures conntrack clean-up and timeouts.
 	Conntrack Conntrack `json:"conntrack"`
+	// LoadBalancing chooses how Service ports pick an endpoint for a new
+	// connection.
+	LoadBalancing LoadBalancing `json:"loadBalancing"`
+}
+
+// Load-balancing algorithms, for LoadBalancing.Default and the
+// nftproxy.io/load-balancing annotation of a Service.
+const (
+	LoadBalancingRandom = "random"
+	LoadBalancingMaglev = "maglev"
+)
+
+// LoadBalancing configures how endpoints are picked.
+type LoadBalancing struct {
+	// Default applies to Services without the nftproxy.io/load-balancing
+	// annotation: "random" (kube-proxy's behaviour) or "maglev".
+	Default string `json:"default"`
+	// Maglev shapes the lookup tables of Services that use Maglev. Every
+	// node must have the same values, or nodes disagree on endpoints.
+	Maglev Maglev `json:"maglev"`
+}
+
+// Maglev configures Maglev consistent hashing.
+type Maglev struct {
+	// TableSize is M, the slots of each Service port's lookup table: a prime
+	// up to 65521. Each slot is one map element; removing one of n endpoints
+	// moves close to 1/n of the connections when M > 100 n.
+	TableSize uint32 `json:"tableSize"`
+	// Seed seeds the hash of a connection; must not be 0.
+	Seed uint32 `json:"seed"`
 }
 
 // ClientConnection configures the API server client; the fields mean what
@@ -119,6 +149,14 @@ const (
 	defaultContentType   = "application/vnd.kubernetes.protobuf"
 	defaultQPS           = 5
 	defaultBurst         = 10
+	// DefaultMaglevTableSize keeps the share of connections moved when one
+	// endpoint goes within about 1% of the ideal for Services of up to 10
+	// endpoints, at 1,021 elements per Service port entry.
+	DefaultMaglevTableSize = 1021
+	DefaultMaglevSeed      = 0x6e667470
+	// MaxMaglevTableSize is the largest prime the endpoint maps have room
+	// for (nft/compile).
+	MaxMaglevTableSize = 65521
 )
 
 // Default returns a new configuration holding every default.
@@ -138,5 +176,7 @@ func Default() *Configuration {
 			Burst:       defaultBurst,
 		},
 		Conntrack: Conntrack{UDPStaleEntryCleanup: true},
+		LoadBalancing: LoadBalancing{Default: LoadBalancingRandom,
+			Maglev: Maglev{TableSize: DefaultMaglevTableSize, Seed: DefaultMaglevSeed}},
 	}
 }

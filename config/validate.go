@@ -35,7 +35,39 @@ func Validate(c *Configuration) error {
 	validateClientConnection(&errs, &c.ClientConnection)
 	validateTimeout(&errs, "conntrack.tcpEstablishedTimeout", c.Conntrack.TCPEstablishedTimeout)
 	validateTimeout(&errs, "conntrack.tcpCloseWaitTimeout", c.Conntrack.TCPCloseWaitTimeout)
+	validateLoadBalancing(&errs, &c.LoadBalancing)
 	return errs.orNil()
+}
+
+func validateLoadBalancing(errs *ErrorList, lb *LoadBalancing) {
+	switch lb.Default {
+	case LoadBalancingRandom, LoadBalancingMaglev:
+	default:
+		errs.add("loadBalancing.default", "unsupported value %q (supported: %s, %s)",
+			lb.Default, LoadBalancingRandom, LoadBalancingMaglev)
+	}
+	if n := lb.Maglev.TableSize; !isPrime(n) || n > MaxMaglevTableSize {
+		errs.add("loadBalancing.maglev.tableSize", "must be a prime up to %d, got %d", MaxMaglevTableSize, n)
+	}
+	if lb.Maglev.Seed == 0 {
+		// The kernel draws a random seed for a hash given none, and
+		// google/nftables sends none for 0: each node would hash differently.
+		errs.add("loadBalancing.maglev.seed", "must not be 0")
+	}
+}
+
+// isPrime reports whether n is a prime: a Maglev table needs a prime size
+// so that every endpoint's permutation visits every slot.
+func isPrime(n uint32) bool {
+	if n < 2 {
+		return false
+	}
+	for d := uint32(2); d*d <= n; d++ {
+		if n%d == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func validateSync(errs *ErrorList, c *Configuration) {

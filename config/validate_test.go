@@ -94,6 +94,28 @@ var validateCases = []validateCase{{
 		{"clientConnection.qps", "must be > 0, got NaN"},
 		{"clientConnection.contentType", "must not be empty"},
 	},
+}, {
+	name: "load balancing",
+	change: func(c *Configuration) {
+		c.LoadBalancing.Default = "Maglev"
+		c.LoadBalancing.Maglev.TableSize = 1024
+		c.LoadBalancing.Maglev.Seed = 0
+	},
+	want: ErrorList{
+		{"loadBalancing.default", `unsupported value "Maglev" (supported: random, maglev)`},
+		{"loadBalancing.maglev.tableSize", "must be a prime up to 65521, got 1024"},
+		{"loadBalancing.maglev.seed", "must not be 0"},
+	},
+}, {
+	name: "maglev table sizes at the limits",
+	change: func(c *Configuration) {
+		c.LoadBalancing.Default = "maglev"
+		c.LoadBalancing.Maglev.TableSize = 65537 // a prime, but too large
+	},
+	want: ErrorList{{"loadBalancing.maglev.tableSize", "must be a prime up to 65521, got 65537"}},
+}, {
+	name:   "largest maglev table",
+	change: func(c *Configuration) { c.LoadBalancing.Maglev.TableSize = 65521 },
 }}
 
 func TestValidate(t *testing.T) {

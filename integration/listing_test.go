@@ -49,10 +49,11 @@ func TestListingReloads(t *testing.T) {
 }
 
 // hexValue is a hexadecimal constant; markMask is how nft prints the
-// packet-mark operations, whose constants it always prints in hex.
+// packet-mark operations and a hash's seed, whose constants it always
+// prints in hex.
 var (
 	hexValue = regexp.MustCompile(`0x[0-9a-f]+`)
-	markMask = regexp.MustCompile(`meta mark (set meta mark [|^] |& )0x[0-9a-f]{8}( == 0x00000000)?`)
+	markMask = regexp.MustCompile(`meta mark (set meta mark [|^] |& )0x[0-9a-f]{8}( == 0x00000000)?| mod \d+ seed 0x[0-9a-f]+`)
 )
 
 // unreadable returns the lines of a listing that show a value nft could
@@ -71,7 +72,8 @@ func unreadable(listing string) []string {
 // rules of the previous shape, and lets mark operations through.
 func TestUnreadable(t *testing.T) {
 	old := "\t\tip saddr . ip daddr . meta l4proto . th dport . 0x0901f40a [invalid type] @affinity update @affinity { ip saddr . ip daddr . meta l4proto . th dport . 0x0901f40a [invalid type] timeout 10m }"
-	fine := "\t\tmeta mark & 0x00004000 == 0x00000000 return\n\t\tmeta mark set meta mark ^ 0x00004000\n\t\tip saddr . ip daddr @hairpin-endpoints meta mark set meta mark | 0x00004000"
+	fine := "\t\tmeta mark & 0x00004000 == 0x00000000 return\n\t\tmeta mark set meta mark ^ 0x00004000\n\t\tip saddr . ip daddr @hairpin-endpoints meta mark set meta mark | 0x00004000" +
+		"\n\t\tdnat ip to meta l4proto . th dport . jhash ip saddr . th sport . th dport mod 7 seed 0x2a offset 4294901760 map @nodeport-endpoints"
 	if got := unreadable(old + "\n" + fine); len(got) != 1 || got[0] != old {
 		t.Errorf("unreadable = %q, want just the old affinity rule", got)
 	}

@@ -58,6 +58,8 @@ func TestNotificationsOfOthers(t *testing.T) {
 		{"delete chain ip6 kube-proxy c2", []string{"ip6 chain deleted c2"}},
 		{"flush chain ip kube-proxy services", append(repeat("ip rule deleted services", len(p.committed[nft.IPv4].Chain("services").Rules)+1),
 			"ip set deleted __set0")}, // the kernel does not say it was anonymous
+		{"add counter ip kube-proxy theirs", []string{"ip counter added theirs"}},
+		{"delete counter ip kube-proxy theirs", []string{"ip counter deleted theirs"}},
 		{"add chain ip kube-proxy b { type filter hook input priority 0 ; }", []string{"ip base chain added b"}},
 	} {
 		t.Run(tc.nft, func(t *testing.T) {

@@ -17,7 +17,7 @@ func (rs Ruleset) Clone() Ruleset {
 // Clone returns a deep copy of t. Rules and elements are copied by value;
 // their statements are immutable values shared by both copies.
 func (t *Table) Clone() *Table {
-	c := &Table{Family: t.Family, Name: t.Name, Comment: t.Comment}
+	c := &Table{Family: t.Family, Name: t.Name, Comment: t.Comment, Counters: slices.Clone(t.Counters)}
 	c.Sets = make([]*Set, len(t.Sets))
 	for i, s := range t.Sets {
 		cs := *s

@@ -76,12 +76,15 @@ func replaceTable(t *Table) []Op {
 	// and growing the slice by doubling would allocate twice that. The
 	// two spare ops take the other family's deleteTable (a full plan on a
 	// single-stack node) without copying these.
-	n := 3 + 2*len(t.Sets) + len(t.Chains) + 2
+	n := 3 + len(t.Counters) + 2*len(t.Sets) + len(t.Chains) + 2
 	for _, c := range t.Chains {
 		n += len(c.Rules)
 	}
 	ops := append(make([]Op, 0, n), deleteTable(f)...)
 	ops = append(ops, Op{Kind: AddTable, Family: f, Table: t})
+	for i := range t.Counters {
+		ops = append(ops, Op{Kind: AddCounter, Family: f, Counter: &t.Counters[i]})
+	}
 	for _, s := range t.Sets {
 		ops = append(ops, Op{Kind: AddSet, Family: f, Set: s})
 	}
@@ -113,7 +116,7 @@ func ruleOps(f Family, c *Chain) []Op {
 // cannot change: the table's identity, its sets' definitions and its base
 // chains.
 func sameStructure(old, want *Table) bool {
-	if old.Name != want.Name || old.Comment != want.Comment || len(old.Sets) != len(want.Sets) {
+	if old.Name != want.Name || old.Comment != want.Comment || len(old.Sets) != len(want.Sets) || !sameCounters(old, want) {
 		return false
 	}
 	for _, s := range want.Sets {

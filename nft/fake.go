@@ -101,6 +101,10 @@ func applyOp(rs Ruleset, op Op) error {
 		}
 	case DeleteSet:
 		return deleteSet(t, op.Name)
+	case AddCounter:
+		if t.Counter(op.Counter.Name) == nil {
+			t.Counters = append(t.Counters, *op.Counter)
+		}
 	case AddChain:
 		if t.Chain(op.Chain.Name) == nil {
 			t.Chains = append(t.Chains, &Chain{Name: op.Chain.Name, Base: op.Chain.Base})

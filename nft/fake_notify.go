@@ -110,6 +110,10 @@ func changesOf(rs Ruleset, op Op) []Change {
 		if t != nil && t.Chain(op.Chain.Name) == nil {
 			return []Change{{Kind: ChainAdded, Family: op.Family, Name: op.Chain.Name, Base: op.Chain.Base != nil}}
 		}
+	case AddCounter:
+		if t != nil && t.Counter(op.Counter.Name) == nil {
+			return one(CounterAdded, op.Counter.Name)
+		}
 	case DeleteChain:
 		return one(ChainDeleted, op.Name)
 	case FlushChain:
@@ -132,6 +136,9 @@ func tableDeletion(t *Table) []Change {
 	}
 	for _, s := range t.Sets {
 		out = append(out, Change{Kind: SetDeleted, Family: t.Family, Name: s.Name})
+	}
+	for _, c := range t.Counters {
+		out = append(out, Change{Kind: CounterDeleted, Family: t.Family, Name: c.Name})
 	}
 	for _, c := range t.Chains {
 		out = append(out, Change{Kind: ChainDeleted, Family: t.Family, Name: c.Name, Base: c.Base != nil})

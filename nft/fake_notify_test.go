@@ -67,6 +67,9 @@ func tableDeletion(t *nft.Table) string {
 	for _, set := range t.Sets {
 		s += ", set deleted " + set.Name
 	}
+	for _, c := range t.Counters { // the kernel deletes objects after sets (nft_flush_table)
+		s += ", counter deleted " + c.Name
+	}
 	for _, c := range t.Chains {
 		s += ", chain deleted " + c.Name
 	}

@@ -102,6 +102,26 @@ func checkReferences(rs Ruleset) error {
 				return fmt.Errorf("%s %s: set %s: %w", t.Family, t.Name, name, ErrNotFound)
 			}
 		}
+		for name := range referencedCounters(t) {
+			if t.Counter(name) == nil {
+				return fmt.Errorf("%s %s: counter %s: %w", t.Family, t.Name, name, ErrNotFound)
+			}
+		}
 	}
 	return nil
+}
+
+// referencedCounters returns the counter objects that rules count into.
+func referencedCounters(t *Table) map[string]bool {
+	refs := map[string]bool{}
+	for _, c := range t.Chains {
+		for _, r := range c.Rules {
+			for _, s := range r.Stmts {
+				if ci, ok := s.(CountInto); ok {
+					refs[ci.Counter] = true
+				}
+			}
+		}
+	}
+	return refs
 }

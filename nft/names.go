@@ -1,5 +1,7 @@
 package nft
 
+import "strings"
+
 // Names of the fixed sets, maps and chains of our tables: nft/compile
 // writes them, nft/explain reads them back from the kernel. Base-chain
 // names, hooks and priorities are kube-proxy's, because CNIs and host
@@ -40,6 +42,7 @@ const (
 	ChainClusterIPsCheck = "cluster-ips-check"
 	ChainFirewallCheck   = "firewall-check"
 	ChainReject          = "reject-chain"
+	ChainNoLocal         = "no-local-endpoints"
 	ChainFirewallAllow   = "firewall-allow-check"
 
 	ChainExternal                  = "external"
@@ -62,3 +65,31 @@ var (
 	ServiceIPEntrySets = []string{SetClusterIPPorts, SetExternalIPPorts, SetExternalLocalIPPorts, MapServiceIPs, MapNoEndpointServices}
 	NodePortEntrySets  = []string{SetNodePorts, SetLocalNodePorts, MapServiceNodePorts, MapNoEndpointNodePorts}
 )
+
+// The counter objects of the table: every rule that drops or rejects counts
+// into the one of its reason. The name is the verdict, then the reason
+// that /metrics labels it with (CounterReason).
+const (
+	CounterRejectNoEndpoints    = "reject-no-endpoints"
+	CounterRejectUnknownPort    = "reject-unknown-port"
+	CounterDropNoLocalEndpoints = "drop-no-local-endpoints"
+	CounterDropUnallocated      = "drop-unallocated-address"
+	CounterDropSourceRange      = "drop-source-range"
+)
+
+// Counters lists them, in the order the table declares them: by name,
+// the order kernel.ReadCounters returns them in.
+var Counters = []string{CounterDropNoLocalEndpoints, CounterDropSourceRange, CounterDropUnallocated,
+	CounterRejectNoEndpoints, CounterRejectUnknownPort}
+
+// CounterReason splits a counter's name into its verdict ("drop" or
+// "reject") and its reason ("source-range"); ok is false for a name of no
+// such form.
+func CounterReason(name string) (verdict, reason string, ok bool) {
+	for _, v := range []string{"drop", "reject"} {
+		if r, found := strings.CutPrefix(name, v+"-"); found && r != "" {
+			return v, r, true
+		}
+	}
+	return "", "", false
+}

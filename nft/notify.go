@@ -44,10 +44,14 @@ const (
 	SetDeleted
 	ElementAdded
 	ElementDeleted
+	// A counter object was added to or deleted from our table.
+	CounterAdded
+	CounterDeleted
 )
 
 var changeNames = [...]string{"table added", "table deleted", "chain added", "chain changed", "chain deleted",
-	"rule added", "rule deleted", "set added", "set deleted", "element added", "element deleted"}
+	"rule added", "rule deleted", "set added", "set deleted", "element added", "element deleted",
+	"counter added", "counter deleted"}
 
 func (k ChangeKind) String() string { return changeNames[k] }
 

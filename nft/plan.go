@@ -20,15 +20,17 @@ const (
 	AddRule
 	AddElements
 	DeleteElements
+	AddCounter
 )
 
 var opNames = [...]string{"add table", "delete table", "add set", "delete set", "add chain",
-	"flush chain", "delete chain", "add rule", "add element", "delete element"}
+	"flush chain", "delete chain", "add rule", "add element", "delete element", "add counter"}
 
 func (k OpKind) String() string { return opNames[k] }
 
 // Op is one operation on a family's table. Which fields are set depends on
-// Kind: Table for AddTable, Set for AddSet, Chain for AddChain, Name and Rule
+// Kind: Table for AddTable, Set for AddSet, Chain for AddChain, Counter for
+// AddCounter, Name and Rule
 // for AddRule, Name, Set (its definition) and Elements for element
 // operations, Name for deletes and flushes.
 type Op struct {
@@ -40,6 +42,7 @@ type Op struct {
 	Rule     *Rule
 	Name     string
 	Elements []Element
+	Counter  *Counter
 }
 
 // Plan is the ordered operations of one atomic transaction.
@@ -113,6 +116,8 @@ func (op Op) String() string {
 		return prefix + " " + op.Set.Name
 	case AddChain:
 		return prefix + " " + op.Chain.Name
+	case AddCounter:
+		return prefix + " " + op.Counter.Name
 	case AddRule:
 		return prefix + " " + op.Name + " " + op.Rule.Text(op.Family)
 	case AddElements, DeleteElements:

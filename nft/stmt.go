@@ -23,6 +23,9 @@ const (
 	// declaration of a set (`numgen random mod 1`); a rule's key gives its
 	// numgen part with a Numgen value.
 	Number
+	// Sport is the transport header source port (th sport). Only a Jhash
+	// reads it.
+	Sport
 )
 
 // Numgen is the numgen part that may end a lookup key: `numgen random mod
@@ -84,11 +87,31 @@ type Random struct {
 // data map, holds for the concatenation of Keys and then Num: `dnat ip to
 // ip daddr . meta l4proto . th dport . numgen random mod 3 offset 9 map
 // @endpoints`. A key the map lacks ends the rule, like a failed match.
+//
+// With Hash used instead of Num, the last key part is the hash of the
+// connection: `... . jhash ip saddr . th sport . ip daddr . th dport mod
+// 1021 seed 0x1 offset 4294901760 map @endpoints`, the same number for the
+// same connection on every node.
 type DNATMap struct {
 	Keys []Field
 	Num  Numgen
+	Hash Jhash
 	Map  string
 }
+
+// Jhash is the key part `jhash FIELDS mod Mod seed Seed offset Offset`:
+// the kernel's jhash of the fields (each padded to whole 32-bit words, as
+// they sit in the registers), scaled into [0, Mod) and moved by Offset.
+// The zero value means no hash part.
+type Jhash struct {
+	Fields []Field
+	Mod    uint32
+	Seed   uint32
+	Offset uint32
+}
+
+// Used reports whether the key has a hash part.
+func (h Jhash) Used() bool { return h.Mod > 0 }
 
 // MarkOp is how SetMark combines Bits with the packet mark.
 type MarkOp int

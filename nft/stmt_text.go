@@ -15,6 +15,8 @@ func fieldText(f Family, field Field) string {
 		return "meta l4proto"
 	case Number:
 		return "numgen random mod 1"
+	case Sport:
+		return "th sport"
 	default:
 		return "th dport"
 	}
@@ -91,7 +93,21 @@ func (d DNAT) text(Family) string {
 }
 
 func (d DNATMap) text(f Family) string {
-	return fmt.Sprintf("dnat %s to %s map @%s", f, lookupKeyText(f, d.Keys, d.Num), d.Map)
+	key := lookupKeyText(f, d.Keys, d.Num)
+	if d.Hash.Used() {
+		key += " . " + d.Hash.text(f)
+	}
+	return fmt.Sprintf("dnat %s to %s map @%s", f, key, d.Map)
+}
+
+// text renders the hash as nft lists it: the seed in hex, the offset only
+// when not 0.
+func (h Jhash) text(f Family) string {
+	text := fmt.Sprintf("jhash %s mod %d seed 0x%x", keysText(f, h.Fields), h.Mod, h.Seed)
+	if h.Offset != 0 {
+		text += fmt.Sprintf(" offset %d", h.Offset)
+	}
+	return text
 }
 
 func (v Verdict) text(Family) string { return v.String() }

@@ -35,8 +35,10 @@ type Table struct {
 	Family  Family
 	Name    string
 	Comment string
-	Sets    []*Set
-	Chains  []*Chain
+	// Counters are the table's named counter objects.
+	Counters []Counter
+	Sets     []*Set
+	Chains   []*Chain
 }
 
 // Chain returns the chain called name, or nil.

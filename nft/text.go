@@ -28,6 +28,7 @@ func (rs Ruleset) CanonicalText() string {
 	for _, t := range c {
 		sort.Slice(t.Chains, func(i, j int) bool { return t.Chains[i].Name < t.Chains[j].Name })
 		sort.Slice(t.Sets, func(i, j int) bool { return t.Sets[i].Name < t.Sets[j].Name })
+		sort.Slice(t.Counters, func(i, j int) bool { return t.Counters[i].Name < t.Counters[j].Name })
 	}
 	return c.Text()
 }
@@ -40,6 +41,9 @@ func (t *Table) Text() string {
 		fmt.Fprintf(&b, "\tcomment %q\n", t.Comment)
 	}
 	var blocks []string
+	for _, c := range t.Counters {
+		blocks = append(blocks, c.text())
+	}
 	for _, s := range t.Sets {
 		blocks = append(blocks, s.text(t.Family))
 	}

@@ -16,6 +16,8 @@ func CompilerOptions(c *config.Configuration, node model.Node) compile.Options {
 	o.MasqueradeBit = int(c.MasqueradeBit)
 	o.MasqueradeAll = c.MasqueradeAll
 	o.NodePortAddresses = c.NodePortCIDRs()
+	o.LoadBalancing = c.LoadBalancing.Default
+	o.Maglev = compile.Maglev{TableSize: c.LoadBalancing.Maglev.TableSize, Seed: c.LoadBalancing.Maglev.Seed}
 	switch c.DetectLocalMode {
 	case config.LocalModeNodeCIDR:
 		o.LocalCIDRs = append([]netip.Prefix(nil), node.PodCIDRs...)

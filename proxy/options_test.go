@@ -31,6 +31,11 @@ func TestCompilerOptions(t *testing.T) {
 			func(o *compile.Options) {
 				o.NodePortAddresses = []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24")}
 			}},
+		{"maglev", func(c *config.Configuration) {
+			c.LoadBalancing = config.LoadBalancing{Default: "maglev", Maglev: config.Maglev{TableSize: 65521, Seed: 9}}
+		}, func(o *compile.Options) {
+			o.LoadBalancing, o.Maglev = "maglev", compile.Maglev{TableSize: 65521, Seed: 9}
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,30 +10,59 @@ import (
 	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 
-// size is one synthetic cluster: Services x endpoints per Service.
-type size struct{ services, endpoints int }
+// size is one synthetic cluster: Services x endpoints per Service; with
+// maglev > 0, every maglev-th Service uses Maglev (synth.Spec.MaglevEvery).
+// maglevM, when not 0, is the Maglev table size (default: the compiler's).
+type size struct{ services, endpoints, maglev, maglevM int }
 
-func (s size) String() string { return fmt.Sprintf("%dx%d", s.services, s.endpoints) }
+func (s size) String() string {
+	if s.maglevM > 0 {
+		return fmt.Sprintf("%dx%dm%d/%d", s.services, s.endpoints, s.maglev, s.maglevM)
+	}
+	if s.maglev > 0 {
+		return fmt.Sprintf("%dx%dm%d", s.services, s.endpoints, s.maglev)
+	}
+	return fmt.Sprintf("%dx%d", s.services, s.endpoints)
+}
 
-// parseSizes reads "1000x10,10000x10".
+// parseSizes reads "1000x10,10000x10,10000x10m10,10000x10m10/251" (every
+// 10th Service with Maglev; the last with Maglev tables of 251 slots).
 func parseSizes(text string) ([]size, error) {
 	var out []size
 	for _, part := range strings.Split(text, ",") {
 		a, b, ok := strings.Cut(strings.TrimSpace(part), "x")
+		b, m, hasM := strings.Cut(b, "m")
 		svcs, err1 := strconv.Atoi(a)
 		eps, err2 := strconv.Atoi(b)
-		if !ok || err1 != nil || err2 != nil || svcs < 1 || eps < 1 {
-			return nil, fmt.Errorf("size %q: want SERVICESxENDPOINTS, e.g. 10000x10", part)
+		every, slots, err3 := parseMaglev(m, hasM)
+		if !ok || err1 != nil || err2 != nil || err3 != nil || svcs < 1 || eps < 1 {
+			return nil, fmt.Errorf("size %q: want SERVICESxENDPOINTS[mN[/M]], e.g. 10000x10 or 10000x10m10/251", part)
 		}
-		out = append(out, size{svcs, eps})
+		out = append(out, size{svcs, eps, every, slots})
 	}
 	return out, nil
+}
+
+// parseMaglev reads the "N[/M]" after a size's "m": every Nth Service
+// with Maglev, tables of M slots.
+func parseMaglev(text string, given bool) (every, slots int, err error) {
+	if !given {
+		return 0, 0, nil
+	}
+	n, m, hasSlots := strings.Cut(text, "/")
+	if every, err = strconv.Atoi(n); err == nil && every < 1 {
+		err = fmt.Errorf("%d: not a positive number", every)
+	}
+	if err == nil && hasSlots {
+		slots, err = strconv.Atoi(m)
+	}
+	return every, slots, err
 }
 
 // generate builds the synthetic cluster of size s with the benchmark's
 // mix (docs/benchmarks.md, proxy/model/synth).
 func generate(s size) *model.Snapshot {
-	return synth.Cluster(synth.Spec{Services: s.services, Endpoints: s.endpoints, Mixed: true})
+	return synth.Cluster(synth.Spec{Services: s.services, Endpoints: s.endpoints, Mixed: true, MaglevEvery: s.maglev})
 }
 
 // changeEndpoints returns a copy of snap where the first endpoint of each

@@ -22,6 +22,8 @@ import (
 // dpConfig is the data-plane benchmark's flags.
 type dpConfig struct {
 	services  []int
+	maglev    []int
+	maglevM   int
 	endpoints int
 	big       int
 	conns     int
@@ -34,7 +36,9 @@ type dpConfig struct {
 func parseDataplaneFlags(args []string) (dpConfig, error) {
 	fs := flag.NewFlagSet("dataplane", flag.ContinueOnError)
 	services := fs.String("services", "1,1000,10000,50000", "numbers of Services programmed, comma-separated")
+	maglev := fs.String("maglev", "10000", "numbers of Services programmed, every 10th with Maglev, for the Maglev rows; \"\" for none")
 	c := dpConfig{}
+	fs.IntVar(&c.maglevM, "maglev-table-size", 251, "Maglev table size M of those rows (each Maglev entry is M elements, and the kernel needs several KiB per element while it commits a transaction)")
 	fs.IntVar(&c.endpoints, "endpoints", 5, "endpoints per Service in those clusters")
 	fs.IntVar(&c.big, "big-service", 1000, "endpoints of the big Service, compared with a 2-endpoint one")
 	fs.IntVar(&c.conns, "conns", 2000, "connections per run")
@@ -45,12 +49,14 @@ func parseDataplaneFlags(args []string) (dpConfig, error) {
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
-	for _, f := range strings.Split(*services, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return c, fmt.Errorf("-services: %q is not a positive number", f)
+	var err error
+	if c.services, err = parseCounts("services", *services); err != nil {
+		return c, err
+	}
+	if *maglev != "" {
+		if c.maglev, err = parseCounts("maglev", *maglev); err != nil {
+			return c, err
 		}
-		c.services = append(c.services, n)
 	}
 	if c.conns < 100 || c.runs < 1 || c.runs*c.conns > 40000 {
 		return c, errors.New("want -conns >= 100, -runs >= 1 and runs x conns <= 40000 (source ports)")
@@ -141,8 +147,13 @@ func planCases(c dpConfig) ([]dpRow, []*dpCase) {
 		rows = append(rows, row)
 	}
 	for _, n := range c.services {
-		snap := generate(size{n, c.endpoints})
+		snap := generate(size{services: n, endpoints: c.endpoints})
 		add(dpRow{name: fmt.Sprintf("ClusterIP, %d endpoints", c.endpoints), services: n}, snap, targetService(snap))
+	}
+	for _, n := range c.maglev {
+		snap := generate(size{services: n, endpoints: c.endpoints, maglev: 10})
+		add(dpRow{name: fmt.Sprintf("ClusterIP, %d endpoints, Maglev (every 10th Service)", c.endpoints), services: n},
+			snap, maglevService(snap))
 	}
 	snap := endpointCluster(c.big)
 	add(dpRow{name: "ClusterIP, 2 endpoints", services: 2}, snap, &snap.Services[0])
@@ -227,8 +238,32 @@ func load(c dpConfig, k *dpCase, dir string) error {
 		return err
 	}
 	defer kern.Close()
-	_, err = dataplane.New(kern).Sync(dataplane.Input{Snapshot: k.snap, Node: benchNodeModel(k.p.nodeIP), Options: benchOptions()})
+	_, err = dataplane.New(kern).Sync(dataplane.Input{Snapshot: k.snap, Node: benchNodeModel(k.p.nodeIP), Options: benchOptionsFor(size{maglevM: c.maglevM})})
 	return err
+}
+
+// parseCounts reads a comma-separated list of positive numbers.
+func parseCounts(flag, text string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(text, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("-%s: %q is not a positive number", flag, f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// maglevService is a Service from the middle of snap that uses Maglev and
+// has an http port.
+func maglevService(snap *model.Snapshot) *model.Service {
+	for i := len(snap.Services) / 2; i < len(snap.Services); i++ {
+		if s := &snap.Services[i]; s.LoadBalancing == "maglev" && s.Ports[0].Port == 80 {
+			return s
+		}
+	}
+	return targetService(snap)
 }
 
 // targetService is a Service from the middle of snap with an http port.

@@ -177,7 +177,7 @@ var (
 // changes to Services of every kind (LoadBalancer with
 // externalTrafficPolicy: Local at 0 and 40, session affinity at 7 and 57).
 func TestKubeProxyChainsBeforeUse(t *testing.T) {
-	snap := generate(size{200, 3})
+	snap := generate(size{services: 200, endpoints: 3})
 	var full, change strings.Builder
 	o := baselineOptions() // this node has endpoints: local chains are written
 	if err := writeKubeProxy(&full, snap, o); err != nil {

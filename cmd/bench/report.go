@@ -11,16 +11,18 @@ import (
 // writeSyncReport prints the sync benchmark as markdown tables of medians.
 func writeSyncReport(w io.Writer, m *machine, c syncConfig, all []sizeResult) {
 	fmt.Fprintf(w, "Machine: %s. Medians of %d runs.\n\n", m, c.runs)
-	fmt.Fprintln(w, "| cluster (Services x endpoints) | Service ports | compile | first full sync | one endpoint changed | 1% of Services changed | peak RSS | chains | rules | sets | elements |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| cluster (Services x endpoints) | Service ports | compile | first full sync | one endpoint changed | 1% of Services changed | tables read back | counters read (a scrape) | peak RSS | chains | rules | sets | elements |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range all {
 		first := r.runs[0]
-		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %.0f MiB | %d | %d | %d | %d |\n",
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %.0f MiB | %d | %d | %d | %d |\n",
 			r.size, first.Ports,
 			medianCost(r.runs, func(x runResult) cost { return x.Compile }, false),
 			medianCost(r.runs, func(x runResult) cost { return x.FullSync }, true),
 			medianCost(r.runs, func(x runResult) cost { return x.OneEndpoint }, true),
 			medianCost(r.runs, func(x runResult) cost { return x.OnePercent }, true),
+			medianCost(r.runs, func(x runResult) cost { return x.ReadBack }, false),
+			medianCost(r.runs, func(x runResult) cost { return x.ReadCounters }, false),
 			median(r.rss), first.Chains, first.Rules, first.Sets, first.Elements)
 	}
 	fmt.Fprintln(w, "\nTimes are wall clock, with the process's user CPU (our code) and system CPU (mostly the kernel")

@@ -65,7 +65,7 @@ func TestPercentile(t *testing.T) {
 
 func TestParseSizes(t *testing.T) {
 	got, err := parseSizes("1000x10, 50000x5")
-	if err != nil || len(got) != 2 || got[0] != (size{1000, 10}) || got[1] != (size{50000, 5}) {
+	if err != nil || len(got) != 2 || got[0] != (size{services: 1000, endpoints: 10}) || got[1] != (size{services: 50000, endpoints: 5}) {
 		t.Errorf("parseSizes = %v, %v", got, err)
 	}
 	for _, bad := range []string{"", "1000", "x10", "1000x0", "ax5"} {

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/nft/kernel"
 	"github.com/nftproxy/nftproxy/proxy/dataplane"
@@ -27,15 +28,19 @@ type cost struct {
 
 // runResult is what one child process measured for one cluster size.
 type runResult struct {
-	Size                string
-	Ports               int // Service ports in the cluster
-	Compile             cost
-	FullSync            cost
-	OneEndpoint         cost
-	OnePercent          cost
-	Chains, Rules, Sets int
-	Elements            int
-	Problems            int
+	Size        string
+	Ports       int // Service ports in the cluster
+	Compile     cost
+	FullSync    cost
+	OneEndpoint cost
+	OnePercent  cost
+	// ReadBack is reading the whole tables back (what a repair does after
+	// lost notifications); ReadCounters reading both tables' counter
+	// objects, what a /metrics scrape does.
+	ReadBack, ReadCounters cost
+	Chains, Rules, Sets    int
+	Elements               int
+	Problems               int
 }
 
 // benchNodeIP is the node's address in the sync benchmark's namespace; no
@@ -45,8 +50,15 @@ var benchNodeIP = netip.MustParseAddr("10.0.1.1")
 // benchOptions compiles with a cluster CIDR, as most clusters configure,
 // so ClusterIP traffic from outside it is masqueraded (kube-proxy's shape
 // carries the same rule).
-func benchOptions() compile.Options {
+func benchOptions() compile.Options { return benchOptionsFor(size{}) }
+
+// benchOptionsFor is benchOptions with the Maglev table size of s, when it
+// sets one.
+func benchOptionsFor(s size) compile.Options {
 	o := compile.DefaultOptions()
+	if s.maglevM > 0 {
+		o.Maglev.TableSize = uint32(s.maglevM)
+	}
 	o.LocalCIDRs = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
 	return o
 }
@@ -59,7 +71,7 @@ func syncOnce(s size, prof profiles, out io.Writer) error {
 	res := runResult{Size: s.String(), Ports: countPorts(snap)}
 	node := benchNodeModel(benchNodeIP)
 	res.Compile = measure(func() (int, int, error) {
-		_, problems := compile.Ruleset(snap, node, benchOptions())
+		_, problems := compile.Ruleset(snap, node, benchOptionsFor(s))
 		res.Problems = len(problems)
 		return 0, 0, nil
 	})
@@ -68,7 +80,7 @@ func syncOnce(s size, prof profiles, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	err = syncInNetns(ns, snap, node, prof, &res)
+	err = syncInNetns(ns, snap, node, benchOptionsFor(s), prof, &res)
 	if rerr := ns.remove(); rerr != nil {
 		err = errors.Join(err, rerr)
 	}
@@ -78,7 +90,7 @@ func syncOnce(s size, prof profiles, out io.Writer) error {
 	return json.NewEncoder(out).Encode(res)
 }
 
-func syncInNetns(ns *netns, snap *model.Snapshot, node model.Node, prof profiles, res *runResult) error {
+func syncInNetns(ns *netns, snap *model.Snapshot, node model.Node, opts compile.Options, prof profiles, res *runResult) error {
 	fd, err := ns.open()
 	if err != nil {
 		return err
@@ -92,7 +104,7 @@ func syncInNetns(ns *netns, snap *model.Snapshot, node model.Node, prof profiles
 	dp := dataplane.New(k)
 	syncFn := func(cur *model.Snapshot, changed map[string]bool) func() (int, int, error) {
 		return func() (int, int, error) {
-			r, err := dp.Sync(dataplane.Input{Snapshot: cur, Node: node, Options: benchOptions(), Changed: changed})
+			r, err := dp.Sync(dataplane.Input{Snapshot: cur, Node: node, Options: opts, Changed: changed})
 			if r.Ops == 0 {
 				return 0, 0, err
 			}
@@ -106,11 +118,16 @@ func syncInNetns(ns *netns, snap *model.Snapshot, node model.Node, prof profiles
 	if err != nil {
 		return fmt.Errorf("first full sync: %w", err)
 	}
-	if err := countObjects(k, res); err != nil {
+	res.ReadBack, err = measureErr(func() (int, int, error) { return 0, 0, countObjects(k, res) })
+	if err != nil {
+		return err
+	}
+	res.ReadCounters, err = measureErr(func() (int, int, error) { return 0, 0, readCounters(k) })
+	if err != nil {
 		return err
 	}
 	n := len(snap.Services)
-	one, changed := changeEndpoints(snap, []int{n / 2}, 1)
+	one, changed := changeEndpoints(snap, []int{changedService(snap)}, 1)
 	if res.OneEndpoint, err = measureErr(syncFn(one, changed)); err != nil {
 		return fmt.Errorf("one-endpoint sync: %w", err)
 	}
@@ -168,4 +185,28 @@ func cpuTimes() (user, sys time.Duration) {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru) // cannot fail for RUSAGE_SELF
 	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
+}
+
+// changedService is the Service whose endpoint the one-endpoint sync
+// moves: the middle one, or with Maglev in the mix the first after it that
+// uses Maglev, so that the figure is a Maglev table's change.
+func changedService(snap *model.Snapshot) int {
+	n := len(snap.Services)
+	for i := n / 2; i < n; i++ {
+		if snap.Services[i].LoadBalancing == "maglev" {
+			return i
+		}
+	}
+	return n / 2
+}
+
+// readCounters reads the counter objects of both tables, as a scrape of
+// /metrics does.
+func readCounters(k *kernel.Kernel) error {
+	for _, f := range nft.Families {
+		if _, err := k.ReadCounters(f); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/nftproxy/nftproxy/config"
+	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/nft/kernel"
 	"github.com/nftproxy/nftproxy/proxy/agent"
 	"github.com/nftproxy/nftproxy/proxy/dataplane"
@@ -66,6 +67,11 @@ func daemon(ctx context.Context, cfg *config.Configuration, master string) error
 	}
 	defer k.Close()
 	m := metrics.New()
+	closeCounters, err := countPackets(m)
+	if err != nil {
+		return err
+	}
+	defer closeCounters()
 	health := healthz.New(2*cfg.SyncPeriod.Duration, nil)
 	health.CountResponses(m.HealthzTotal, m.LivezTotal)
 	if err := serve(ctx, cfg.HealthzBindAddress, health.Handler()); err != nil {
@@ -138,4 +144,23 @@ func serve(ctx context.Context, addr string, h http.Handler) error {
 		}
 	}()
 	return nil
+}
+
+// countPackets exports the tables' drop and reject counters, read at each
+// scrape over a netlink socket of their own, so that a scrape never waits
+// for a sync's transaction.
+func countPackets(m *metrics.Metrics) (func(), error) {
+	k, err := kernel.Open(-1)
+	if err != nil {
+		return nil, fmt.Errorf("open nftables for the counters: %w", err)
+	}
+	m.CountPackets(func(f nft.Family) ([]metrics.PacketCount, error) {
+		vs, err := k.ReadCounters(f)
+		out := make([]metrics.PacketCount, len(vs))
+		for i, v := range vs {
+			out[i] = metrics.PacketCount{Name: v.Name, Packets: v.Packets}
+		}
+		return out, err
+	})
+	return func() { _ = k.Close() }, nil
 }

@@ -21,10 +21,12 @@ type traceFlags struct {
 	kernel                bool
 	kubeconfig            string
 	inCluster             bool
+	sport                 uint16
 }
 
 func (f *traceFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.src, "src", "", "source address of the packet, IP or IP:PORT (default: a typical one for --from)")
+	fs.Uint16Var(&f.sport, "sport", 0, "source port of the packet (as --src IP:PORT): a Maglev Service's endpoint depends on it")
 	fs.StringVar(&f.dst, "dst", "", "destination, IP:PORT ([IPv6]:PORT): a ClusterIP, NodePort, externalIP or load-balancer IP")
 	fs.StringVar(&f.proto, "proto", "tcp", "protocol: tcp, udp or sctp")
 	fs.StringVar(&f.from, "from", "", "where the packet comes from: external, pod or node (default: inferred from --src)")
@@ -109,7 +111,16 @@ func (f *traceFlags) check(proto bool) error {
 // request parses the packet's flags.
 func (f *traceFlags) request() (explain.Request, error) {
 	r, err := explain.ParseRequest(f.src, f.dst, f.proto, f.from)
-	return r, requestError(err)
+	if err != nil {
+		return r, requestError(err)
+	}
+	if f.sport != 0 {
+		if r.SrcPort != 0 && r.SrcPort != f.sport {
+			return r, badFlag("sport", "%d: --src already gives port %d", f.sport, r.SrcPort)
+		}
+		r.SrcPort = f.sport
+	}
+	return r, nil
 }
 
 // tracePacket explains one packet.

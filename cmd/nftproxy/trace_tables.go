@@ -93,8 +93,27 @@ func (s *traceTables) readKernel() error {
 		}
 	}
 	s.opts.MemoryRead, s.opts.Source = true, "kernel"
+	if s.opts.Counted, err = readCounted(k, s.rs); err != nil {
+		return kernelError(err)
+	}
 	s.opts.LocalAddrs, err = localAddrs()
 	return err
+}
+
+// readCounted reads what the counter objects of our tables have counted.
+func readCounted(k *kernel.Kernel, rs nft.Ruleset) (map[nft.Family]map[string]uint64, error) {
+	out := map[nft.Family]map[string]uint64{}
+	for f := range rs {
+		vs, err := k.ReadCounters(f)
+		if err != nil {
+			return nil, err
+		}
+		out[f] = map[string]uint64{}
+		for _, v := range vs {
+			out[f][v.Name] = v.Packets
+		}
+	}
+	return out, nil
 }
 
 // kernelError explains the usual reason the tables cannot be read.

@@ -46,7 +46,7 @@ func sameService(a, b *model.Service) bool {
 		sameArray(a.LoadBalancerIPs, b.LoadBalancerIPs) && sameArray(a.LoadBalancerSourceRanges, b.LoadBalancerSourceRanges) &&
 		sameArray(a.Ports, b.Ports) && a.ExternalLocal == b.ExternalLocal && a.InternalLocal == b.InternalLocal &&
 		a.AffinitySeconds == b.AffinitySeconds && a.HealthCheckNodePort == b.HealthCheckNodePort &&
-		a.TrafficDistribution == b.TrafficDistribution
+		a.TrafficDistribution == b.TrafficDistribution && a.LoadBalancing == b.LoadBalancing
 }
 
 // sameSlice compares every field of model.EndpointSlice; TestInputSame

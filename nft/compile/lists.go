@@ -36,11 +36,40 @@ var listMaps = [...]string{nft.MapEndpoints, nft.MapLocalEndpoints, nft.MapNodeP
 // maxListLen is the longest list a map can hold: n*n+n-1 must fit in 32 bits.
 const maxListLen = 65535
 
-// endpointList is the endpoints an entry brings into listMaps[m].
+// endpointList is the endpoints an entry brings into listMaps[m]. A hash
+// list (maglev.go) is a Maglev table: eps are its slots, endpoint eps[j] at
+// index maglevOffset+j, picked by the hash rung.
 type endpointList struct {
-	m   int
-	eps []endpoint
+	m    int
+	eps  []endpoint
+	hash bool
 }
+
+// first is the index of the list's first element.
+func (l endpointList) first() uint32 { return l.firstOf(len(l.eps)) }
+
+// firstOf is the index of the first element of a list like l of n
+// endpoints (a packed list's length is known before its endpoints).
+func (l endpointList) firstOf(n int) uint32 {
+	if l.hash {
+		return maglevOffset
+	}
+	return rungOffset(n)
+}
+
+// rung is the key of the list's rung in rungs: its length, or hashRung.
+func (l endpointList) rung() int {
+	if l.hash {
+		return hashRung
+	}
+	return len(l.eps)
+}
+
+// hashRung counts hash lists in rungs: no list length is negative.
+const hashRung = -1
+
+// hashFlag marks a hash list in the map byte of packed lists.
+const hashFlag = 0x80
 
 // listMap returns the index of the endpoint map named name.
 func listMap(name string) int {
@@ -79,7 +108,7 @@ func listElement(key []nft.Value, l endpointList, i int) nft.Element {
 func fillListElement(v, key []nft.Value, l endpointList, i int) nft.Element {
 	k := len(key) + 1
 	copy(v, key)
-	v[k-1] = nft.Value{Num: rungOffset(len(l.eps)) + uint32(i)}
+	v[k-1] = nft.Value{Num: l.first() + uint32(i)}
 	v[k] = nft.Value{Addr: l.eps[i].addr}
 	v[k+1] = nft.Value{Num: uint32(l.eps[i].port)}
 	return nft.Element{Key: v[:k:k], Data: v[k : k+2 : k+2]}
@@ -90,7 +119,11 @@ func fillListElement(v, key []nft.Value, l endpointList, i int) nft.Element {
 func packLists(ls []endpointList) string {
 	var b []byte
 	for _, l := range ls {
-		b = append(b, byte(l.m))
+		m := byte(l.m)
+		if l.hash {
+			m |= hashFlag
+		}
+		b = append(b, m)
 		b = binary.BigEndian.AppendUint32(b, uint32(len(l.eps)))
 		for _, ep := range l.eps {
 			b = appendValues(b, []nft.Value{{Addr: ep.addr}, {Num: uint32(ep.port)}})
@@ -99,22 +132,26 @@ func packLists(ls []endpointList) string {
 	return string(b)
 }
 
-// nextListLen returns the map and length of the first list packed in s,
-// and the rest of s, without unpacking its endpoints: counting rungs reads
-// every list of the table.
-func nextListLen(s string) (m, n int, rest string) {
-	m, n = int(s[0]), int(binary.BigEndian.Uint32([]byte(s[1:5])))
+// nextListLen returns the map and rung (endpointList.rung) of the first
+// list packed in s, and the rest of s, without unpacking its endpoints:
+// counting rungs reads every list of the table.
+func nextListLen(s string) (m, rung int, rest string) {
+	m, n := int(s[0]&^hashFlag), int(binary.BigEndian.Uint32([]byte(s[1:5])))
+	rung = n
+	if s[0]&hashFlag != 0 {
+		rung = hashRung
+	}
 	s = s[5:]
 	for range 2 * n { // an address and a port per endpoint
 		s = skipValue(s)
 	}
-	return m, n, s
+	return m, rung, s
 }
 
 func unpackLists(s string) []endpointList {
 	var out []endpointList
 	for len(s) > 0 {
-		l := endpointList{m: int(s[0])}
+		l := endpointList{m: int(s[0] &^ hashFlag), hash: s[0]&hashFlag != 0}
 		n := binary.BigEndian.Uint32([]byte(s[1:5]))
 		s = s[5:]
 		l.eps = make([]endpoint, n)
@@ -155,16 +192,24 @@ func (r rungs) add(cl *claim, delta int) {
 	}
 }
 
-// pickChain is the chain that picks from listMaps[m]: a rung per length.
-func (r rungs) pickChain(m int) *nft.Chain {
+// pickChain is the chain that picks from listMaps[m]: a rung per length,
+// then the hash rung when a hash list is in use. The hash rung comes last
+// so that Services that pick at random never pay for the hash; a Maglev
+// entry tries the rungs of the lengths in use first (a lookup miss each).
+func (r rungs) pickChain(m int, o Options) *nft.Chain {
 	lens := make([]int, 0, len(r[m]))
 	for n := range r[m] {
-		lens = append(lens, n)
+		if n != hashRung {
+			lens = append(lens, n)
+		}
 	}
 	sort.Ints(lens)
 	c := &nft.Chain{Name: pickChains[m]}
 	for _, n := range lens {
 		c.Rules = append(c.Rules, rule(nft.DNATMap{Keys: listKeys[m], Num: nft.Numgen{Mod: uint32(n), Offset: rungOffset(n)}, Map: listMaps[m]}))
+	}
+	if r[m][hashRung] > 0 {
+		c.Rules = append(c.Rules, o.hashRung(m))
 	}
 	return c
 }

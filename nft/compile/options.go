@@ -25,6 +25,65 @@ type Options struct {
 	// HostAddrs are the node's local addresses that NodePortAddresses filters.
 	// Empty means the addresses of the Node object.
 	HostAddrs []netip.Addr
+	// LoadBalancing is how the ports of a Service without the
+	// nftproxy.io/load-balancing annotation pick endpoints:
+	// LoadBalancingRandom (also for "") or LoadBalancingMaglev.
+	LoadBalancing string
+	// Maglev shapes the lookup tables of Services that use Maglev; zero
+	// fields take the defaults.
+	Maglev Maglev
+}
+
+// Maglev shapes Maglev lookup tables. Every node must have the same values,
+// or the nodes send a connection to different endpoints.
+type Maglev struct {
+	// TableSize is M, the number of slots of a Service port's table: a
+	// prime, at most MaxMaglevTableSize. A change of one endpoint moves
+	// close to the ideal share of connections when M is much larger than
+	// the number of endpoints (M > 100 n keeps the excess near 1%).
+	TableSize uint32
+	// Seed seeds the connection hash; not 0 (the kernel would draw a random
+	// seed per rule, different on each node).
+	Seed uint32
+}
+
+// Defaults of Maglev.
+const (
+	DefaultMaglevTableSize = 1021
+	DefaultMaglevSeed      = 0x6e667470
+)
+
+// maglev returns o.Maglev with defaults for its zero fields.
+func (o Options) maglev() Maglev {
+	m := o.Maglev
+	if m.TableSize == 0 {
+		m.TableSize = DefaultMaglevTableSize
+	}
+	if m.Seed == 0 {
+		m.Seed = DefaultMaglevSeed
+	}
+	return m
+}
+
+func (o Options) loadBalancing() string {
+	if o.LoadBalancing == "" {
+		return LoadBalancingRandom
+	}
+	return o.LoadBalancing
+}
+
+// isPrime reports whether n is a prime: Maglev tables need a prime size so
+// that every skip walks every slot.
+func isPrime(n uint32) bool {
+	if n < 2 {
+		return false
+	}
+	for d := uint32(2); d*d <= n; d++ {
+		if n%d == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // DefaultMasqueradeBit is kube-proxy's default mark bit: 0x4000.
@@ -32,13 +91,22 @@ const DefaultMasqueradeBit = 14
 
 // DefaultOptions returns Options with kube-proxy's defaults.
 func DefaultOptions() Options {
-	return Options{MasqueradeBit: DefaultMasqueradeBit}
+	return Options{MasqueradeBit: DefaultMasqueradeBit, LoadBalancing: LoadBalancingRandom,
+		Maglev: Maglev{TableSize: DefaultMaglevTableSize, Seed: DefaultMaglevSeed}}
 }
 
 // Validate reports the first setting the compiler cannot use.
 func (o Options) Validate() error {
 	if o.MasqueradeBit < 0 || o.MasqueradeBit > 31 {
 		return fmt.Errorf("masqueradeBit: must be between 0 and 31, got %d", o.MasqueradeBit)
+	}
+	switch o.LoadBalancing {
+	case "", LoadBalancingRandom, LoadBalancingMaglev:
+	default:
+		return fmt.Errorf("loadBalancing.default: unsupported value %q", o.LoadBalancing)
+	}
+	if m := o.maglev(); !isPrime(m.TableSize) || m.TableSize > MaxMaglevTableSize {
+		return fmt.Errorf("loadBalancing.maglev.tableSize: must be a prime up to %d, got %d", MaxMaglevTableSize, m.TableSize)
 	}
 	return nil
 }

@@ -17,6 +17,8 @@ type portRef struct {
 	index  int
 	proto  uint8
 	object string
+	// maglev: the port picks endpoints by a Maglev table (maglev.go).
+	maglev bool
 }
 
 func (p portRef) chainSuffix() string {
@@ -50,13 +52,22 @@ func (c *compiler) service(b *builder, svc *model.Service) {
 	for _, ip := range clusterIPs {
 		b.addElement(nft.SetClusterIPs, nft.Element{Key: []nft.Value{{Addr: ip}}})
 	}
+	// Session affinity keeps its own chains and picks at random: a client
+	// remembered goes back to its endpoint on the node that remembers it,
+	// which Maglev could not improve on. Only an explicit annotation is
+	// worth a warning.
+	maglev := c.usesMaglev(svc) && svc.AffinitySeconds == 0
+	if svc.AffinitySeconds > 0 && svc.LoadBalancing == LoadBalancingMaglev {
+		c.problem(svc, "metadata.annotations["+model.AnnotationLoadBalancing+"]",
+			"sessionAffinity ClientIP: Maglev is not used, the Service's ports pick at random")
+	}
 	for i, port := range svc.Ports {
 		proto, ok := protoNumbers[port.Protocol]
 		if !ok {
 			c.problem(svc, fmt.Sprintf("spec.ports[%d].protocol", i), fmt.Sprintf("unsupported protocol %q", port.Protocol))
 			continue
 		}
-		ref := portRef{svc: svc, port: port, index: i, proto: proto, object: c.object}
+		ref := portRef{svc: svc, port: port, index: i, proto: proto, object: c.object, maglev: maglev}
 		c.servicePort(b, ref, clusterIPs)
 	}
 }
@@ -121,7 +132,7 @@ func (c *compiler) entry(b *builder, ref portRef, set, field string, key []nft.V
 		if slices.Contains(nft.NodePortEntrySets, set) {
 			noEndpoints = nft.MapNoEndpointNodePorts
 		}
-		c.element(b, ref, noEndpoints, field, key, nft.Verdict{Kind: nft.Drop})
+		c.element(b, ref, noEndpoints, field, key, nft.GotoChain(nft.ChainNoLocal))
 		return
 	}
 	var nonEmpty []endpointList
@@ -135,9 +146,13 @@ func (c *compiler) entry(b *builder, ref portRef, set, field string, key []nft.V
 		Problem: Problem{Object: ref.object, Field: field}, family: b.family, claim: i})
 }
 
-// list is the endpoint list eps for the endpoint map named m; a list
-// longer than a map can index is cut, with a Problem.
+// list is the endpoint list eps for the endpoint map named m: a Maglev
+// table of eps when ref's Service uses Maglev; a list longer than a map can
+// index is cut, with a Problem.
 func (c *compiler) list(ref portRef, m string, eps []endpoint) endpointList {
+	if ref.maglev {
+		return endpointList{m: listMap(m), eps: maglevTable(eps, c.opts.maglev().TableSize), hash: true}
+	}
 	if len(eps) > maxListLen {
 		c.problem(ref.svc, fmt.Sprintf("spec.ports[%d]", ref.index),
 			fmt.Sprintf("%d endpoints: only the first %d are used", len(eps), maxListLen))
@@ -171,7 +186,7 @@ func (c *compiler) affinityPort(b *builder, ref portRef, sets endpointSets, clus
 // Local without a local endpoint): dropped, not rejected, as kube-proxy does.
 func (c *compiler) target(b *builder, ref portRef, field string, ip netip.Addr, chain string) {
 	if chain == "" {
-		c.element(b, ref, nft.MapNoEndpointServices, field, ref.key(ip), nft.Verdict{Kind: nft.Drop})
+		c.element(b, ref, nft.MapNoEndpointServices, field, ref.key(ip), nft.GotoChain(nft.ChainNoLocal))
 		return
 	}
 	c.element(b, ref, nft.MapServiceIPs, field, ref.key(ip), nft.GotoChain(chain))

@@ -33,6 +33,9 @@ func skeleton(f nft.Family, o Options) *nft.Table {
 // Tables.Update diffs to patch a table.
 func partialTable(f nft.Family) *nft.Table {
 	t := &nft.Table{Family: f, Name: nft.TableName}
+	for _, name := range nft.Counters {
+		t.Counters = append(t.Counters, nft.Counter{Name: name})
+	}
 	for _, spec := range sets {
 		t.Sets = append(t.Sets, spec.set(f))
 	}
@@ -177,7 +180,7 @@ func rule(stmts ...nft.Stmt) nft.Rule { return nft.Rule{Stmts: stmts} }
 func fixedChains(f nft.Family, o Options) []*nft.Chain {
 	mark := o.masqueradeMark()
 	markMasq := nft.SetMark{Op: nft.MarkOr, Bits: mark}
-	ret, drop := nft.Verdict{Kind: nft.Return}, nft.Verdict{Kind: nft.Drop}
+	ret := nft.Verdict{Kind: nft.Return}
 	return []*nft.Chain{
 		{Name: nft.ChainServices, Rules: servicesRules(f, o)},
 		{Name: nft.ChainMasquerading, Rules: []nft.Rule{
@@ -194,9 +197,10 @@ func fixedChains(f nft.Family, o Options) []*nft.Chain {
 		{Name: nft.ChainFirewallCheck, Rules: []nft.Rule{rule(nft.Vmap{Keys: daddrProtoPort, Map: nft.MapFirewallIPs})}},
 		{Name: nft.ChainFirewallAllow, Rules: []nft.Rule{
 			rule(nft.InSet{Keys: []nft.Field{nft.Daddr, nft.L4Proto, nft.Dport, nft.Saddr}, Set: nft.SetFirewallAllow}, ret),
-			{Stmts: []nft.Stmt{drop}, Comment: "source outside loadBalancerSourceRanges"},
+			{Stmts: dropInto(nft.CounterDropSourceRange), Comment: "source outside loadBalancerSourceRanges"},
 		}},
-		{Name: nft.ChainReject, Rules: []nft.Rule{rule(nft.Reject{})}},
+		{Name: nft.ChainReject, Rules: []nft.Rule{rule(rejectInto(nft.CounterRejectNoEndpoints)...)}},
+		{Name: nft.ChainNoLocal, Rules: []nft.Rule{rule(dropInto(nft.CounterDropNoLocalEndpoints)...)}},
 		{Name: nft.ChainExternal, Rules: entryRules(f, o, false, nft.ChainPickEndpoint, "")},
 		{Name: nft.ChainExternalLocal, Rules: entryRules(f, o, true, nft.ChainPickEndpoint, nft.ChainPickLocalEndpoint)},
 		{Name: nft.ChainNodePort, Rules: entryRules(f, o, false, nft.ChainPickNodePortEndpoint, "")},
@@ -211,9 +215,9 @@ func fixedChains(f nft.Family, o Options) []*nft.Chain {
 // node's routes (a default route would take it out of the cluster).
 func clusterIPsCheckRules() []nft.Rule {
 	return []nft.Rule{
-		{Stmts: []nft.Stmt{nft.InSet{Keys: daddr, Set: nft.SetClusterIPs}, nft.Reject{}},
+		{Stmts: append([]nft.Stmt{nft.InSet{Keys: daddr, Set: nft.SetClusterIPs}}, rejectInto(nft.CounterRejectUnknownPort)...),
 			Comment: "ClusterIP on a port the Service does not have"},
-		{Stmts: []nft.Stmt{nft.InSet{Keys: daddr, Set: nft.SetServiceCIDRs}, nft.Verdict{Kind: nft.Drop}},
+		{Stmts: append([]nft.Stmt{nft.InSet{Keys: daddr, Set: nft.SetServiceCIDRs}}, dropInto(nft.CounterDropUnallocated)...),
 			Comment: "Address in a ServiceCIDR that no Service holds"},
 	}
 }
@@ -247,7 +251,17 @@ func entryRules(f nft.Family, o Options, local bool, cluster, localChain string)
 	if localChain != "" {
 		rules = append(rules, rule(nft.JumpTo(localChain)))
 	}
-	return append(rules, nft.Rule{Stmts: []nft.Stmt{nft.Verdict{Kind: nft.Drop}}, Comment: "no local endpoints"})
+	return append(rules, nft.Rule{Stmts: dropInto(nft.CounterDropNoLocalEndpoints), Comment: "no local endpoints"})
+}
+
+// dropInto and rejectInto end a rule, counting the packet into the named
+// counter first: every drop and reject of the table says why in a counter.
+func dropInto(counter string) []nft.Stmt {
+	return []nft.Stmt{nft.CountInto{Counter: counter}, nft.Verdict{Kind: nft.Drop}}
+}
+
+func rejectInto(counter string) []nft.Stmt {
+	return []nft.Stmt{nft.CountInto{Counter: counter}, nft.Reject{}}
 }
 
 // servicesRules is the entry point from the nat hooks: masquerade marking

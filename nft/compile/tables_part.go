@@ -148,7 +148,7 @@ func (fs *familyState) listElement(m int, key []nft.Value, lists map[*claim][]en
 		lists[ct.winner] = ls
 	}
 	for _, l := range ls {
-		first := rungOffset(len(l.eps))
+		first := l.first()
 		if l.m == m && idx >= first && idx-first < uint32(len(l.eps)) {
 			return listElement(unpackKey(ct.winner.set, ct.winner.key), l, int(idx-first)), true
 		}
@@ -179,7 +179,7 @@ func (c *Tables) chainIndex(fi int) map[string]*nft.Chain {
 		idx[ch.Name] = ch
 	}
 	for m := range listMaps {
-		idx[pickChains[m]] = fs.rungs.pickChain(m)
+		idx[pickChains[m]] = fs.rungs.pickChain(m, c.opts)
 	}
 	for _, u := range c.units {
 		for _, ch := range u.families[fi].chains {

@@ -71,7 +71,7 @@ func (c *Tables) frame(fi int) *nft.Table {
 	t.Set(nft.SetServiceCIDRs).Elements = slices.Clone(fs.cidrs)
 	t.Set(nft.SetServiceCIDRs).SortElements()
 	for m := range listMaps {
-		t.Chains = append(t.Chains, fs.rungs.pickChain(m))
+		t.Chains = append(t.Chains, fs.rungs.pickChain(m, c.opts))
 	}
 	var chains []*nft.Chain
 	for _, u := range c.units {

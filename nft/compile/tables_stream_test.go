@@ -23,6 +23,7 @@ func TestStreamIsTheFullPlan(t *testing.T) {
 	snaps := map[string]*model.Snapshot{
 		"plain, lists over a batch": synth.Plain(300, 7),
 		"mixed":                     synth.Cluster(synth.Spec{Services: 400, Endpoints: 5, Mixed: true}),
+		"mixed, Maglev":             synth.Cluster(synth.Spec{Services: 100, Endpoints: 5, Mixed: true, MaglevEvery: 10}),
 		"empty":                     {},
 	}
 	for seed := range uint64(4) {

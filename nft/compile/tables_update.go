@@ -88,7 +88,7 @@ func (c *Tables) updateFamily(fi int, olds, news []*unit, cidrs []model.ServiceC
 	}
 	winners := fs.winners(owned)
 	counts := fs.counts(shared)
-	picks := fs.pickChains()
+	picks := fs.pickChains(c.opts)
 	for i := range olds {
 		if olds[i] != nil {
 			before.Chains = append(before.Chains, olds[i].families[fi].chains...)
@@ -101,7 +101,7 @@ func (c *Tables) updateFamily(fi int, olds, news []*unit, cidrs []model.ServiceC
 	}
 	fs.settleOwned(owned, winners, &c.order, before, after)
 	fs.settleShared(shared, counts, before, after)
-	fs.changedPickChains(picks, before, after)
+	fs.changedPickChains(picks, c.opts, before, after)
 	fs.settleCIDRs(serviceCIDRs(cidrs, fs.family), before, after)
 	// Both partial tables have every set and no base chain: the differ
 	// patches one into the other.
@@ -186,19 +186,19 @@ func (fs *familyState) settleOwned(keys map[string]bool, prev map[string]*claim,
 }
 
 // pickChains returns the pick chain of every endpoint map.
-func (fs *familyState) pickChains() []*nft.Chain {
+func (fs *familyState) pickChains(o Options) []*nft.Chain {
 	out := make([]*nft.Chain, len(listMaps))
 	for m := range listMaps {
-		out[m] = fs.rungs.pickChain(m)
+		out[m] = fs.rungs.pickChain(m, o)
 	}
 	return out
 }
 
 // changedPickChains puts each pick chain whose rungs changed since prev in
 // before (as it was) and after (as it is now).
-func (fs *familyState) changedPickChains(prev []*nft.Chain, before, after *nft.Table) {
+func (fs *familyState) changedPickChains(prev []*nft.Chain, o Options, before, after *nft.Table) {
 	for m, was := range prev {
-		if now := fs.rungs.pickChain(m); !was.Equal(now) {
+		if now := fs.rungs.pickChain(m, o); !was.Equal(now) {
 			before.Chains = append(before.Chains, was)
 			after.Chains = append(after.Chains, now)
 		}

@@ -27,6 +27,10 @@ type Options struct {
 	// MemoryRead; otherwise a trace cannot tell a remembered client.
 	Memory     []Remembered
 	MemoryRead bool
+	// Counted are the packets each counter object of the tables has
+	// counted, by family and name, when read from the kernel; nil
+	// otherwise.
+	Counted map[nft.Family]map[string]uint64
 }
 
 // Remembered is one element of the kernel's affinity memory: Client was
@@ -126,7 +130,7 @@ func (w world) resolve(r Request) (From, netip.Addr, error) {
 // explainPacket traces one packet whose origin is settled.
 func explainPacket(w world, o Options, r Request, from From, src netip.Addr) (*Report, error) {
 	t := withMemory(w.table, o)
-	outs, err := trace.Trace(t, trace.Packet{Saddr: src, Daddr: r.Dst.Addr(), Proto: r.Proto, Dport: r.Dst.Port()},
+	outs, err := trace.Trace(t, trace.Packet{Saddr: src, Daddr: r.Dst.Addr(), Proto: r.Proto, Dport: r.Dst.Port(), Sport: r.SrcPort},
 		trace.Options{From: Origin(from.Origin).path(), LocalAddrs: o.LocalAddrs, Steps: true})
 	if err != nil {
 		return nil, err

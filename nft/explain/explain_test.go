@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/nft/explain"
 )
@@ -240,4 +242,50 @@ func TestRequestErrors(t *testing.T) {
 			t.Errorf("%+v: error %v, want one naming --%s", tc.r, err, tc.flag)
 		}
 	}
+}
+
+// TestCounterOfADrop: each drop and reject names the counter object it
+// counts into, and what it has counted when the counters were read; an
+// accepted packet names none.
+func TestCounterOfADrop(t *testing.T) {
+	fx, rs := load(t, "no-endpoints")
+	dst := noEndpointsDst(t, rs[nft.IPv4])
+	for _, tc := range []struct {
+		name    string
+		counted map[nft.Family]map[string]uint64
+		want    *uint64
+	}{
+		{"not read", nil, nil},
+		{"read", map[nft.Family]map[string]uint64{nft.IPv4: {nft.CounterRejectNoEndpoints: 42}}, ptr(uint64(42))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := tableOnly(fx)
+			o.Counted = tc.counted
+			rep, err := explain.Trace(rs[nft.IPv4], request("192.0.2.7", dst, "tcp", ""), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Outcomes) != 1 || rep.Outcomes[0].Counter != nft.CounterRejectNoEndpoints {
+				t.Fatalf("outcomes %+v, want one rejected into %s", rep.Outcomes, nft.CounterRejectNoEndpoints)
+			}
+			if diff := cmp.Diff(tc.want, rep.Outcomes[0].CounterPackets); diff != "" {
+				t.Errorf("counted (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// noEndpointsDst is the first entry of no-endpoint-services that rejects,
+// as "IP:PORT".
+func noEndpointsDst(t *testing.T, tbl *nft.Table) string {
+	t.Helper()
+	for _, e := range tbl.Set(nft.MapNoEndpointServices).Elements {
+		if e.Verdict.Chain == nft.ChainReject {
+			return netip.AddrPortFrom(e.Key[0].Addr, uint16(e.Key[2].Num)).String()
+		}
+	}
+	t.Fatal("no rejecting entry")
+	return ""
 }

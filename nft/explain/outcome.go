@@ -22,6 +22,9 @@ type explainer struct {
 	// when an endpoint's node is unknown, routed when one is dropped or
 	// rejected in the forward hook without DNAT: for notes.
 	affinity, nodeUnknown, routed bool
+	// hashed is set when an outcome was picked by a Maglev table's hash
+	// without a source port.
+	hashed bool
 }
 
 func (x *explainer) outcome(o trace.Outcome) Outcome {
@@ -30,7 +33,10 @@ func (x *explainer) outcome(o trace.Outcome) Outcome {
 		Destination: o.Dest().String(), DNAT: x.dnat(o.Steps), Steps: x.steps(o.Steps)}
 	switch {
 	case o.Verdict != trace.Accept:
-		out.Reason = x.dropReason(o)
+		out.Reason, out.Counter = x.dropReason(o), o.Counter
+		if n, ok := x.o.Counted[x.t.Family][o.Counter]; ok {
+			out.CounterPackets = &n
+		}
 	case out.DNAT:
 		out.Endpoint = x.endpoint(o)
 	default:
@@ -40,6 +46,7 @@ func (x *explainer) outcome(o trace.Outcome) Outcome {
 		out.Masquerade = &Masquerade{Reasons: x.masqReasons(o.Steps)}
 	}
 	out.Affinity = x.affinityOf(o.Steps)
+	x.hashed = x.hashed || x.r.SrcPort == 0 && x.hashStep(o.Steps)
 	x.routed = x.routed || o.Verdict != trace.Accept && !out.DNAT && forwarded(o.Steps)
 	out.Notes = x.comments(o.Steps, out.Reason)
 	return out
@@ -57,6 +64,10 @@ func (x *explainer) notes() []string {
 		out = append(out, fmt.Sprintf("a packet to %s that is not DNATed reaches the forward hook only if this node has a route "+
 			"to it (usually its default route); without one the kernel answers \"network unreachable\" first", x.r.Dst.Addr()))
 	}
+	if x.hashed {
+		out = append(out, "the Service picks endpoints by Maglev consistent hashing of the source and destination addresses "+
+			"and ports: the shares above are its table's; give the source port (--sport, or --src IP:PORT) for the one endpoint")
+	}
 	if x.nodeUnknown {
 		out = append(out, "the table does not record which node an endpoint is on: manifests (-f) or the API server (--kubeconfig) tell")
 	}
@@ -68,6 +79,20 @@ func forwarded(steps []trace.Step) bool {
 	for _, s := range steps {
 		if s.Hook == "forward" {
 			return true
+		}
+	}
+	return false
+}
+
+// hashStep reports whether one of the steps picked by a hash (Maglev).
+func (x *explainer) hashStep(steps []trace.Step) bool {
+	for _, s := range steps {
+		if r := rule(x.t, s.Chain, s.Rule); r != nil {
+			for _, st := range r.Stmts {
+				if d, ok := st.(nft.DNATMap); ok && d.Hash.Used() {
+					return true
+				}
+			}
 		}
 	}
 	return false

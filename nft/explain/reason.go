@@ -18,8 +18,8 @@ func (x *explainer) dropReason(o trace.Outcome) string {
 		return "dropped by the base chain's policy"
 	}
 	last := o.Steps[len(o.Steps)-1]
-	if last.Chain == nft.ChainReject && len(o.Steps) > 1 {
-		last = o.Steps[len(o.Steps)-2] // the entry that sent it to reject-chain
+	if (last.Chain == nft.ChainReject || last.Chain == nft.ChainNoLocal) && len(o.Steps) > 1 {
+		last = o.Steps[len(o.Steps)-2] // the entry that sent it to reject-chain or no-local-endpoints
 	}
 	switch comment := ruleComment(x.t, last.Chain, last.Rule); {
 	case last.Set == nft.MapNoEndpointServices || last.Set == nft.MapNoEndpointNodePorts:
@@ -75,7 +75,7 @@ func (x *explainer) noLocalReason() string {
 // port without usable endpoints is rejected; one whose endpoints are all on
 // other nodes under internalTrafficPolicy: Local is dropped.
 func (x *explainer) noEndpointReason(e nft.Element) string {
-	if e.Verdict.Kind == nft.Drop {
+	if e.Verdict.Kind == nft.Drop || e.Verdict.Chain == nft.ChainNoLocal {
 		return fmt.Sprintf("%s: internalTrafficPolicy: Local, and no endpoint of it is on this node: "+
 			"traffic to it from this node is dropped (its endpoints are on other nodes)", x.serviceText())
 	}

@@ -78,6 +78,13 @@ type Outcome struct {
 	// Reason says why in words: for drop and reject, and for a packet that
 	// no rule of ours changes.
 	Reason string `json:"reason,omitempty"`
+	// Counter is the counter object of the table that the drop or reject
+	// counts into (nftproxy_packets_dropped_total and
+	// nftproxy_packets_rejected_total, by its reason).
+	Counter string `json:"counter,omitempty"`
+	// CounterPackets is what that counter has counted so far, when the
+	// tables were read from the kernel.
+	CounterPackets *uint64 `json:"counterPackets,omitempty"`
 	// Affinity is set for a Service with sessionAffinity: ClientIP.
 	Affinity *Affinity `json:"affinity,omitempty"`
 	// Notes explain commented rules met on the way that no other field

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/nftproxy/nftproxy/nft"
 )
 
 // Text writes r for people: the packet and what it was taken for, the
@@ -100,6 +102,13 @@ func writeOutcome(b *strings.Builder, o Outcome, indent string) {
 	if o.Affinity != nil {
 		fmt.Fprintf(b, "%s%s\n", more, o.Affinity.Text)
 	}
+	if o.Counter != "" {
+		so := ""
+		if o.CounterPackets != nil {
+			so = fmt.Sprintf(", %d packets so far", *o.CounterPackets)
+		}
+		fmt.Fprintf(b, "%scounted in counter %s (%s%s)\n", more, o.Counter, counterMetric(o.Counter), so)
+	}
 	for _, n := range o.Notes {
 		fmt.Fprintf(b, "%s%s\n", more, n)
 	}
@@ -193,4 +202,17 @@ func writeNotes(b *strings.Builder, notes []string, indent string) {
 	for _, n := range notes {
 		fmt.Fprintf(b, "%s  - %s\n", indent, n)
 	}
+}
+
+// counterMetric names the /metrics series a counter object is exported as.
+func counterMetric(name string) string {
+	verdict, reason, ok := nft.CounterReason(name)
+	if !ok {
+		return "not exported"
+	}
+	metric := "nftproxy_packets_dropped_total"
+	if verdict == "reject" {
+		metric = "nftproxy_packets_rejected_total"
+	}
+	return fmt.Sprintf("%s{reason=%q}", metric, reason)
 }

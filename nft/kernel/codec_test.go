@@ -52,6 +52,10 @@ func stmtCases(f nft.Family) []nft.Stmt {
 		nft.DNATMap{Keys: []nft.Field{nft.Daddr, nft.L4Proto, nft.Dport}, Num: nft.Numgen{Mod: 3, Offset: 9}, Map: "endpoints"},
 		nft.DNATMap{Keys: []nft.Field{nft.L4Proto, nft.Dport}, Num: nft.Numgen{Mod: 65535, Offset: 4294836225}, Map: "nodeport-endpoints"},
 		nft.DNATMap{Keys: []nft.Field{nft.Daddr}, Map: "by-address"},
+		nft.DNATMap{Keys: []nft.Field{nft.Daddr, nft.L4Proto, nft.Dport}, Map: "endpoints",
+			Hash: nft.Jhash{Fields: []nft.Field{nft.Saddr, nft.Sport, nft.Daddr, nft.Dport}, Mod: 1021, Seed: 0x6e667470, Offset: 4294901760}},
+		nft.DNATMap{Keys: []nft.Field{nft.L4Proto, nft.Dport}, Map: "nodeport-endpoints",
+			Hash: nft.Jhash{Fields: []nft.Field{nft.Saddr, nft.Sport, nft.Dport}, Mod: 65521, Seed: 1}},
 		nft.Random{Mod: 7, Below: 1},
 		nft.Random{Mod: 100, Below: 13},
 		nft.SetMark{Op: nft.MarkOr, Bits: 0x4000},
@@ -65,6 +69,7 @@ func stmtCases(f nft.Family) []nft.Stmt {
 		nft.Verdict{Kind: nft.Return},
 		nft.Verdict{Kind: nft.Accept},
 		nft.Verdict{Kind: nft.Drop},
+		nft.CountInto{Counter: "drop-source-range"},
 	}
 }
 

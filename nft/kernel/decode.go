@@ -33,7 +33,7 @@ func decodeRule(f nft.Family, exprs []expr.Any, ud []byte) nft.Rule {
 // expressions it consumed, 0 for no match.
 var decoders = []func(nft.Family, []expr.Any) (nft.Stmt, int){
 	decodeVerdict, decodeSimple, decodeCtNew, decodeMark, decodeRandom,
-	decodeDNAT, decodeProto, decodePort, decodeAddr, decodeFibLocal, decodeUpdateSet, decodeLookup,
+	decodeDNAT, decodeProto, decodePort, decodeAddr, decodeFibLocal, decodeUpdateSet, decodeLookup, decodeCountInto,
 }
 
 func decodeStmt(f nft.Family, ex []expr.Any) (nft.Stmt, int) {

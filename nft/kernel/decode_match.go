@@ -152,23 +152,46 @@ func decodeLookup(f nft.Family, ex []expr.Any) (nft.Stmt, int) {
 	if len(keys) == 0 || n == len(ex) {
 		return nil, 0
 	}
+	var hash nft.Jhash
+	if !num.Used() {
+		keys, hash, n = splitHashKey(f, ex, keys)
+	}
+	if n == len(ex) {
+		return nil, 0
+	}
 	l, ok := ex[n].(*expr.Lookup)
 	if !ok {
 		return nil, 0
 	}
 	switch *l {
 	case *lookup(l.SetName, false):
-		return nft.InSet{Keys: keys, Num: num, Set: l.SetName}, n + 1
+		if !hash.Used() {
+			return nft.InSet{Keys: keys, Num: num, Set: l.SetName}, n + 1
+		}
 	case *lookup(l.SetName, true):
-		if !num.Used() {
+		if !num.Used() && !hash.Used() {
 			return nft.Vmap{Keys: keys, Map: l.SetName}, n + 1
 		}
 	case *mapLookup(l.SetName):
 		if n+1 < len(ex) {
 			if nat, ok := ex[n+1].(*expr.NAT); ok && isDNATFrom(f, nat, dnatToMap(f)) {
-				return nft.DNATMap{Keys: keys, Num: num, Map: l.SetName}, n + 2
+				return nft.DNATMap{Keys: keys, Num: num, Hash: hash, Map: l.SetName}, n + 2
 			}
 		}
 	}
 	return nil, 0
+}
+
+// splitHashKey finds a hash part after the key loads of keys, read from
+// the start of ex. The loads of the hash's fields can read as more key
+// parts (an address in the next word), so the hash is tried after each
+// shorter prefix of keys, longest first. It returns the key, its hash part
+// and how many expressions they took: keys unchanged when there is no hash.
+func splitHashKey(f nft.Family, ex []expr.Any, keys []nft.Field) ([]nft.Field, nft.Jhash, int) {
+	for k := len(keys); k > 0; k-- {
+		if h, n := decodeHashKey(f, ex[k:], keyWords(f, keys[:k])); n > 0 {
+			return keys[:k], h, k + n
+		}
+	}
+	return keys, nft.Jhash{}, len(keys)
 }

@@ -66,6 +66,8 @@ func encodeStmt(f nft.Family, s nft.Stmt) ([]expr.Any, error) {
 		return encodeDNATMap(f, s), nil
 	case nft.MatchFibLocal:
 		return encodeFibLocal(), nil
+	case nft.CountInto:
+		return []expr.Any{countInto(s)}, nil
 	}
 	return nil, fmt.Errorf("statement %T cannot be encoded", s)
 }

@@ -51,7 +51,11 @@ func encodeUpdateSet(f nft.Family, u nft.UpdateSet) []expr.Any {
 // encodeDNATMap looks the key up in a data map, whose value (an address,
 // then a port) lands in the registers from reg 1 on, and DNATs to it.
 func encodeDNATMap(f nft.Family, d nft.DNATMap) []expr.Any {
-	return append(loadKey(f, d.Keys, d.Num), mapLookup(d.Map), dnatToMap(f))
+	key := loadKey(f, d.Keys, d.Num)
+	if d.Hash.Used() && !d.Num.Used() {
+		key = append(key, hashKey(f, d.Hash, keyWords(f, d.Keys))...)
+	}
+	return append(key, mapLookup(d.Map), dnatToMap(f))
 }
 
 // mapLookup looks the key in reg 1 up in a data map; the value found

@@ -47,6 +47,8 @@ func (k *Kernel) enqueueOp(op nft.Op) error {
 		return k.addSet(op.Family, t, op.Set)
 	case nft.DeleteSet:
 		k.batch.DelSet(&nftables.Set{Table: t, Name: op.Name})
+	case nft.AddCounter:
+		k.batch.AddObj(&nftables.CounterObj{Table: t, Name: op.Counter.Name})
 	case nft.AddChain:
 		k.batch.AddChain(newChain(t, op.Chain))
 	case nft.FlushChain:

@@ -25,7 +25,7 @@ func (s *subscription) decode(m netlink.Message) []nft.Change {
 	}
 	kind, ok := changeKinds[typ]
 	if !ok {
-		return nil // objects and flowtables: not part of our tables
+		return nil // flowtables: not part of our tables
 	}
 	switch typ {
 	case unix.NFT_MSG_NEWSETELEM, unix.NFT_MSG_DELSETELEM:
@@ -50,6 +50,7 @@ var changeKinds = map[int]nft.ChangeKind{
 	unix.NFT_MSG_NEWRULE: nft.RuleAdded, unix.NFT_MSG_DELRULE: nft.RuleDeleted,
 	unix.NFT_MSG_NEWSET: nft.SetAdded, unix.NFT_MSG_DELSET: nft.SetDeleted,
 	unix.NFT_MSG_NEWSETELEM: nft.ElementAdded, unix.NFT_MSG_DELSETELEM: nft.ElementDeleted,
+	unix.NFT_MSG_NEWOBJ: nft.CounterAdded, unix.NFT_MSG_DELOBJ: nft.CounterDeleted,
 }
 
 func familyOf(b byte) (nft.Family, bool) {
@@ -77,6 +78,7 @@ var nameAttrs = map[int]uint16{
 	unix.NFT_MSG_NEWRULE: unix.NFTA_RULE_CHAIN, unix.NFT_MSG_DELRULE: unix.NFTA_RULE_CHAIN,
 	unix.NFT_MSG_NEWSET: unix.NFTA_SET_NAME, unix.NFT_MSG_DELSET: unix.NFTA_SET_NAME,
 	unix.NFT_MSG_NEWSETELEM: unix.NFTA_SET_ELEM_LIST_SET, unix.NFT_MSG_DELSETELEM: unix.NFTA_SET_ELEM_LIST_SET,
+	unix.NFT_MSG_NEWOBJ: unix.NFTA_OBJ_NAME, unix.NFT_MSG_DELOBJ: unix.NFTA_OBJ_NAME,
 }
 
 func announcedAttrs(b []byte, typ int) announced {
@@ -90,7 +92,7 @@ func announcedAttrs(b []byte, typ int) announced {
 	isSet := typ == unix.NFT_MSG_NEWSET || typ == unix.NFT_MSG_DELSET
 	_ = walkAttrs(b, func(t uint16, data []byte) error {
 		switch {
-		case t == 1: // NFTA_{TABLE_NAME,CHAIN_TABLE,RULE_TABLE,SET_TABLE,SET_ELEM_LIST_TABLE}
+		case t == 1: // NFTA_{TABLE_NAME,CHAIN_TABLE,RULE_TABLE,SET_TABLE,SET_ELEM_LIST_TABLE,OBJ_TABLE}
 			a.table = attrString(data)
 		case t == nameAttr && !isTable:
 			a.name = attrString(data)

@@ -32,6 +32,13 @@ func (k *Kernel) readTable(f nft.Family) (*nft.Table, error) {
 		return nil, err
 	}
 	t := &nft.Table{Family: f, Name: kt.Name}
+	counters, err := k.readCounters(kt)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range counters {
+		t.Counters = append(t.Counters, nft.Counter{Name: c.Name})
+	}
 	if err := k.readSets(t, kt); err != nil {
 		return nil, err
 	}

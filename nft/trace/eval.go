@@ -41,6 +41,8 @@ type walker struct {
 	found    nft.Element
 	foundSet string
 	steps    []Step // when Options.Steps
+	// counter is the counter object the packet was last counted into.
+	counter string
 }
 
 // fork splits off a copy of w that is taken with probability q; w keeps the
@@ -65,6 +67,7 @@ func (w *walker) copyWith(p *big.Rat) *walker {
 type tracer struct {
 	table     *nft.Table
 	saddr     netip.Addr
+	sport     uint16
 	proto     uint8
 	baseChain *nft.Base // the base chain being evaluated, for statement validation
 	hookName  string    // the hook being evaluated, for steps
@@ -212,6 +215,11 @@ func (t *tracer) stmt(at loc, s nft.Stmt, w *walker, depth int) (outs []*walker,
 		ok = t.opts.isLocal(t.saddr)
 	case nft.UpdateSet:
 		ok, err = true, t.checkUpdate(at, s, w)
+	case nft.CountInto:
+		if t.table.Counter(s.Counter) == nil {
+			return nil, true, at.errorf("counter %q: no such counter object", s.Counter)
+		}
+		ok, w.counter = true, s.Counter
 	case nft.DNAT, nft.Masquerade, nft.Reject:
 		outs, err = t.terminal(at, s, w)
 		return outs, true, err

@@ -148,6 +148,38 @@ func (t *tracer) draw(s *nft.Set, key []nft.Value, n nft.Numgen, w *walker) (hit
 	return hit, []*walker{w}
 }
 
+// mergeSlots merges the walkers of slots that hold the same endpoint into
+// the first of them, with their probabilities added: without a source port
+// a Maglev table is its endpoints' shares, not one outcome per slot.
+func mergeSlots(s *nft.Set, hit []*walker) []*walker {
+	var out []*walker
+	by := map[string]*walker{}
+	for _, h := range hit {
+		k := s.DataText(h.found.Data)
+		if first, ok := by[k]; ok {
+			first.prob = new(big.Rat).Add(first.prob, h.prob)
+			continue
+		}
+		by[k] = h
+		out = append(out, h)
+	}
+	return out
+}
+
+// hashed looks up key followed by the hash of w's connection: the one
+// slot the kernel computes for it.
+func (t *tracer) hashed(s *nft.Set, key []nft.Value, h nft.Jhash, w *walker) (hit, miss []*walker) {
+	p := Packet{Saddr: t.saddr, Daddr: w.daddr, Proto: t.proto, Dport: w.dport, Sport: t.sport}
+	k := append(append([]nft.Value(nil), key...), nft.Value{Num: HashValue(h, p)})
+	e, found := t.find(s, k)
+	if !found {
+		w.end = next
+		return nil, []*walker{w}
+	}
+	w.saw(s.Name, e)
+	return []*walker{w}, nil
+}
+
 // key builds w's key for set s: the fields, then the numgen part (its
 // number is added by draw), each of the type the set wants.
 func (t *tracer) key(at loc, s *nft.Set, keys []nft.Field, n nft.Numgen, w *walker) ([]nft.Value, error) {
@@ -210,11 +242,24 @@ func (t *tracer) dnatMap(at loc, d nft.DNATMap, w *walker) ([]*walker, error) {
 	if !s.Map || len(s.Data) != 2 || s.Data[0] != addrType || s.Data[1] != nft.TypeInetService {
 		return nil, at.errorf("dnat from map %q, which does not map to %s . inet_service", d.Map, addrType)
 	}
-	key, err := t.key(at, s, d.Keys, d.Num, w)
+	num := d.Num
+	if d.Hash.Used() {
+		// Without a source port every slot is as likely as any other.
+		num = nft.Numgen{Mod: d.Hash.Mod, Offset: d.Hash.Offset}
+	}
+	key, err := t.key(at, s, d.Keys, num, w)
 	if err != nil {
 		return nil, err
 	}
-	hit, miss := t.draw(s, key, d.Num, w)
+	var hit, miss []*walker
+	if d.Hash.Used() && t.sport != 0 {
+		hit, miss = t.hashed(s, key, d.Hash, w)
+	} else {
+		hit, miss = t.draw(s, key, num, w)
+	}
+	if d.Hash.Used() && t.sport == 0 {
+		hit = mergeSlots(s, hit)
+	}
 	for _, h := range hit {
 		t.step(at, h)
 		h.daddr, h.dport = h.found.Data[0].Addr, uint16(h.found.Data[1].Num)

@@ -48,6 +48,9 @@ type Outcome struct {
 	// Steps are the rules that matched, in order, across all hooks: only
 	// when Options.Steps asked for them.
 	Steps []Step
+	// Counter is the counter object the packet was counted into, "" for
+	// none: for a drop or reject, the counter of its reason.
+	Counter string
 }
 
 // Dest returns the destination after DNAT.
@@ -70,7 +73,7 @@ func outcomeOf(w *walker) Outcome {
 		v = Reject
 	}
 	return Outcome{Prob: w.prob, Verdict: v, Daddr: w.daddr, Dport: w.dport,
-		Masqueraded: w.masq, Local: w.local, Mark: w.mark, Chains: w.chains, Steps: w.steps}
+		Masqueraded: w.masq, Local: w.local, Mark: w.mark, Chains: w.chains, Steps: w.steps, Counter: w.counter}
 }
 
 // merge turns walkers into outcomes, adding up the probabilities of
@@ -93,7 +96,7 @@ func merge(ws []*walker) []Outcome {
 }
 
 func (o Outcome) identity() string {
-	return fmt.Sprintf("%d %s %t %t %d %q %s", o.Verdict, o.Dest(), o.Masqueraded, o.Local, o.Mark, o.Chains, stepsText(o.Steps))
+	return fmt.Sprintf("%d %s %t %t %d %q %s %s", o.Verdict, o.Dest(), o.Masqueraded, o.Local, o.Mark, o.Chains, stepsText(o.Steps), o.Counter)
 }
 
 func compareOutcomes(a, b Outcome) int {

@@ -16,6 +16,10 @@ type Packet struct {
 	Daddr netip.Addr
 	Proto uint8 // nft.ProtoTCP, nft.ProtoUDP, nft.ProtoSCTP, ...
 	Dport uint16
+	// Sport is the source port. A hash rung (Maglev) hashes it: with 0,
+	// the trace gives every slot of the table its share, as a random source
+	// port would.
+	Sport uint16
 	Mark  uint32
 }
 
@@ -69,7 +73,7 @@ func Trace(t *nft.Table, p Packet, o Options) ([]Outcome, error) {
 	if err := checkPacket(t.Family, p); err != nil {
 		return nil, err
 	}
-	tr := &tracer{table: t, saddr: p.Saddr, proto: p.Proto, opts: o}
+	tr := &tracer{table: t, saddr: p.Saddr, sport: p.Sport, proto: p.Proto, opts: o}
 	start := &walker{prob: big.NewRat(1, 1), daddr: p.Daddr, dport: p.Dport, mark: p.Mark}
 	ws, err := tr.route(start, o)
 	if err != nil {

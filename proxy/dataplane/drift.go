@@ -69,6 +69,10 @@ func (fd *familyDrift) add(c nft.Change) {
 	switch c.Kind {
 	case nft.TableAdded, nft.TableDeleted, nft.ChainChanged:
 		fd.replace = true
+	case nft.CounterAdded, nft.CounterDeleted:
+		// Counters are fixed structure, and one of ours can only go with
+		// the rules that count into it: rebuild, as for a set.
+		fd.replace = true
 	case nft.SetAdded:
 		fd.replace = fd.replace || !c.Anonymous
 	case nft.SetDeleted:

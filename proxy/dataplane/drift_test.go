@@ -85,6 +85,9 @@ func TestDriftPlan(t *testing.T) {
 		{"base chain flushed", []nft.Change{ch(nft.RuleDeleted, "nat-prerouting")},
 			append([]string{"flush chain ip kube-proxy nat-prerouting"}, ruleLines(whole, "nat-prerouting")...)},
 		{"chain renamed", []nft.Change{ch(nft.ChainChanged, "services2")}, []string{"full"}},
+		{"counter of someone else's added", []nft.Change{ch(nft.CounterAdded, "theirs")}, []string{"full"}},
+		{"a counter of ours deleted with its rules", []nft.Change{ch(nft.RuleDeleted, "reject-chain"), ch(nft.CounterDeleted, nft.CounterRejectNoEndpoints)},
+			[]string{"full"}},
 		{"element of ours unreadable", []nft.Change{ch(nft.ElementDeleted, "endpoints")}, []string{"full"}},
 		{"element of a rule's set unreadable", []nft.Change{ch(nft.ElementAdded, "__set0")}, nil},
 	}

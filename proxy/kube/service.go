@@ -63,6 +63,7 @@ func ConvertService(svc *corev1.Service) (*model.Service, error) {
 		InternalLocal:            internalLocal(spec.InternalTrafficPolicy, &errs),
 		AffinitySeconds:          affinitySeconds(spec, &errs),
 		HealthCheckNodePort:      portNumber(spec.HealthCheckNodePort, 0, "spec.healthCheckNodePort", &errs),
+		LoadBalancing:            svc.Annotations[model.AnnotationLoadBalancing],
 	}
 	if spec.TrafficDistribution != nil {
 		out.TrafficDistribution = *spec.TrafficDistribution

@@ -55,7 +55,14 @@ type Service struct {
 	HealthCheckNodePort uint16
 	// TrafficDistribution is spec.trafficDistribution, "" when unset.
 	TrafficDistribution string
+	// LoadBalancing is the value of the AnnotationLoadBalancing annotation,
+	// "" without one: how the Service's ports pick an endpoint.
+	LoadBalancing string
 }
+
+// AnnotationLoadBalancing chooses a Service's load balancing: "random" or
+// "maglev" (consistent hashing); without it, the configured default.
+const AnnotationLoadBalancing = "nftproxy.io/load-balancing"
 
 // Key returns "namespace/name".
 func (s *Service) Key() string { return s.Namespace + "/" + s.Name }

@@ -61,6 +61,10 @@ type Spec struct {
 	// (i%N == 0) ClientIP session affinity, and externalTrafficPolicy:
 	// Local (as a NodePort Service when it would be ClusterIP).
 	AffinityEvery, LocalEvery int
+	// MaglevEvery, when not 0, gives every Nth Service (i%N == 3, so that
+	// none of them has the mix's affinity) the annotation that asks for
+	// Maglev consistent hashing.
+	MaglevEvery int
 }
 
 // Cluster builds the cluster s describes. Service i's EndpointSlices
@@ -112,6 +116,9 @@ func (g *generator) service(i int) model.Service {
 	}
 	if every(g.spec.AffinityEvery, i) {
 		svc.AffinitySeconds = affinitySeconds
+	}
+	if g.spec.MaglevEvery > 0 && i%g.spec.MaglevEvery == 3%g.spec.MaglevEvery {
+		svc.LoadBalancing = "maglev"
 	}
 	return svc
 }
