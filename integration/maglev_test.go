@@ -10,6 +10,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/nftproxy/nftproxy/integration/lab"
 	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/nft/explain"
 	"github.com/nftproxy/nftproxy/nft/trace"
@@ -58,7 +59,7 @@ func TestMaglevAcrossNodes(t *testing.T) {
 // a real connection reaches.
 func checkTraceSport(t *testing.T, nd *maglevNode, dst netip.AddrPort) {
 	t.Helper()
-	bin := buildNftproxy(t)
+	bin := lab.Nftproxy(t)
 	for _, sport := range []uint16{20001, 33333, 45678} {
 		out := runOK(t, nd.ns, bin, "trace", "--src", maglevClient.String(), "--sport", fmt.Sprint(sport),
 			"--dst", dst.String(), "-o", "json")
