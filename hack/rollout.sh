@@ -73,12 +73,14 @@ MANIFEST
 # pod NAME NODE ARGS [METADATA [PROBE]]: a Pod on NODE running the traffic
 # binary with ARGS (a YAML list), from the hostPath $traffic_dir.
 pod() {
+	local meta="${4:-}"
+	[ -n "$meta" ] || meta="labels: {}"
 	kubectl_ -n "$ns" apply -f - >/dev/null <<MANIFEST
 apiVersion: v1
 kind: Pod
 metadata:
   name: $1
-  ${4:-labels: {}}
+  $meta
 spec:
   nodeName: $2
   terminationGracePeriodSeconds: 1
@@ -117,6 +119,8 @@ measure() {
 	wait "$outside" || true
 	wait_for "the client Pod's counts of $name" 30 test -s "$traffic_dir/run/$name.pod.json"
 	cp "$traffic_dir/run/$name.pod.json" "$traffic_dir/run/$name.outside.json" "$out/"
+	kubectl_ -n kube-system logs -l app.kubernetes.io/name=nftproxy --prefix --timestamps --tail=-1 \
+		>"$out/$name.nftproxy.log" 2>&1 || true
 	row "$name" "$took" >>"$out/rows.md"
 	kubectl_ -n "$ns" delete pod "client-$name" --wait=false >/dev/null
 }
@@ -138,7 +142,7 @@ counts() {
 }
 
 broken() {
-	jq -r '.echo | "\(.broken) of \(.sent - .failed)"' "$1"
+	jq -r '.echo | "\(.broken // 0) of \(.sent - .failed)"' "$1"
 }
 
 # Scenarios.
@@ -177,6 +181,10 @@ apiserver_down() {
 # migrate follows docs/operations.md, "Replacing kube-proxy", for a
 # kube-proxy in nftables mode: no drain and no clean-up, both labels at once.
 migrate() {
+	# kube-proxy's Pods go away during the migration, and their logs with
+	# them: follow them from the start.
+	kubectl_ -n kube-system logs -f -l k8s-app=kube-proxy --prefix --timestamps --max-log-requests 10 \
+		>"$out/migrate.kube-proxy.log" 2>&1 &
 	kubectl_ -n kube-system patch daemonset kube-proxy --type merge -p '
 {"spec":{"template":{"spec":{"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":
  {"nodeSelectorTerms":[{"matchExpressions":[{"key":"nftproxy.io/kube-proxy","operator":"NotIn","values":["off"]}]}]}}}}}}}' >/dev/null
