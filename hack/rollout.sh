@@ -83,6 +83,7 @@ metadata:
   $meta
 spec:
   nodeName: $2
+  restartPolicy: ${RESTART:-Always}
   terminationGracePeriodSeconds: 1
   containers:
   - name: traffic
@@ -104,7 +105,9 @@ measure() {
 	np_tcp="$(kubectl_ -n "$ns" get service backend -o jsonpath='{.spec.ports[0].nodePort}')"
 	np_echo="$(kubectl_ -n "$ns" get service backend -o jsonpath='{.spec.ports[2].nodePort}')"
 	rm -f "$traffic_dir/run/$name".*
-	pod "client-$name" "$(node_name 1)" "[load, -tcp, '$cip:80', -udp, '$cip:81', -echo, '$cip:82', -conns, '8', -rate, '20', -max, 20m, -stop, /traffic/run/$name.stop, -out, /traffic/run/$name.pod.json]"
+	# Never restarted: a second start would find the stop file and
+	# overwrite the counts.
+	RESTART=Never pod "client-$name" "$(node_name 1)" "[load, -tcp, '$cip:80', -udp, '$cip:81', -echo, '$cip:82', -conns, '8', -rate, '20', -max, 20m, -stop, /traffic/run/$name.stop, -out, /traffic/run/$name.pod.json]"
 	wait_for "the client Pod of $name" 120 pod_running "client-$name"
 	in_lan "$traffic_dir/traffic" load -tcp "$(node_ip 2):$np_tcp" -echo "$(node_ip 2):$np_echo" -conns 8 -rate 20 \
 		-max 20m -stop "$traffic_dir/run/$name.stop" -out "$traffic_dir/run/$name.outside.json" &
