@@ -15,6 +15,8 @@
 #   kill       node 2's nftproxy process killed with SIGKILL, until the
 #              kubelet restarted it and it is Ready
 #   apiserver  kube-apiserver stopped for 60 s, then started again
+#   kube-proxy-restart  for comparison: kubectl rollout restart
+#              ds/kube-proxy on a cluster running kube-proxy
 #   migrate    the migration of docs/operations.md ("Replacing kube-proxy"):
 #              a cluster running kube-proxy's DaemonSet (nftables mode) moved
 #              to nftproxy node by node with the two node labels
@@ -151,8 +153,8 @@ broken() {
 # Scenarios.
 
 restart() {
-	kubectl_ -n kube-system rollout restart daemonset/nftproxy >/dev/null
-	kubectl_ -n kube-system rollout status daemonset/nftproxy --timeout=300s >/dev/null
+	kubectl_ -n kube-system rollout restart "daemonset/${1:-nftproxy}" >/dev/null
+	kubectl_ -n kube-system rollout status "daemonset/${1:-nftproxy}" --timeout=300s >/dev/null
 }
 
 kill_proxy() {
@@ -220,7 +222,7 @@ cat >"$out/rows.md" <<'HEAD'
 | scenario | took | Pod -> ClusterIP TCP: failed of sent | Pod -> ClusterIP long-lived: broken of opened | Pod -> ClusterIP UDP: failed of sent | outside -> NodePort TCP: failed of sent | outside -> NodePort long-lived: broken of opened |
 |---|---|---|---|---|---|---|
 HEAD
-nft_scenarios="$(echo "$SCENARIOS" | tr ' ' '\n' | grep -vx migrate || true)"
+nft_scenarios="$(echo "$SCENARIOS" | tr ' ' '\n' | grep -vx -e migrate -e kube-proxy-restart || true)"
 if [ -n "$nft_scenarios" ]; then
 	cluster nftproxy
 	for s in $nft_scenarios; do
@@ -232,9 +234,10 @@ if [ -n "$nft_scenarios" ]; then
 		esac
 	done
 fi
-if echo "$SCENARIOS" | grep -qw migrate; then
+if echo "$SCENARIOS" | grep -qw -e migrate -e kube-proxy-restart; then
 	cluster kube-proxy
-	measure migrate migrate
+	if echo "$SCENARIOS" | grep -qw kube-proxy-restart; then measure kube-proxy-restart restart kube-proxy; fi
+	if echo "$SCENARIOS" | grep -qw migrate; then measure migrate migrate; fi
 fi
 cp "$out/rows.md" "$out/results.md"
 cat "$out/results.md"
