@@ -116,17 +116,23 @@ func loadAddr(f nft.Family, field nft.Field, reg, size uint32) *expr.Payload {
 
 // loadKeys loads a (possibly concatenated) lookup key starting at reg 1.
 // Each part takes whole 32-bit registers, as the kernel's set code expects.
-func loadKeys(f nft.Family, keys []nft.Field) []expr.Any {
+func loadKeys(f nft.Family, keys []nft.Field) []expr.Any { return loadFields(f, keys, 0) }
+
+// loadFields loads fields into consecutive words from word start.
+func loadFields(f nft.Family, fields []nft.Field, start uint32) []expr.Any {
 	var out []expr.Any
-	words := uint32(0)
-	for _, k := range keys {
+	words := start
+	for _, k := range fields {
 		reg := keyReg(words)
 		switch k {
-		case nft.L4Proto:
-			out = append(out, loadL4Proto(reg))
+		case nft.Sport:
+			out = append(out, loadSport(reg))
 			words++
 		case nft.Dport:
 			out = append(out, loadDport(reg))
+			words++
+		case nft.L4Proto:
+			out = append(out, loadL4Proto(reg))
 			words++
 		default:
 			_, size := addrOffset(f, k)

@@ -19,31 +19,6 @@ func hashWords(f nft.Family, h nft.Jhash) uint32 {
 	return keyWords(f, h.Fields)
 }
 
-// loadHashFields loads h's fields into consecutive words from word start.
-func loadHashFields(f nft.Family, fields []nft.Field, start uint32) []expr.Any {
-	var out []expr.Any
-	words := start
-	for _, k := range fields {
-		reg := keyReg(words)
-		switch k {
-		case nft.Sport:
-			out = append(out, loadSport(reg))
-			words++
-		case nft.Dport:
-			out = append(out, loadDport(reg))
-			words++
-		case nft.L4Proto:
-			out = append(out, loadL4Proto(reg))
-			words++
-		default:
-			_, size := addrOffset(f, k)
-			out = append(out, loadAddr(f, k, reg, size))
-			words += size / 4
-		}
-	}
-	return out
-}
-
 func loadSport(reg uint32) *expr.Payload {
 	return &expr.Payload{DestRegister: reg, Base: expr.PayloadBaseTransportHeader, Offset: 0, Len: 2}
 }
@@ -54,7 +29,7 @@ func loadSport(reg uint32) *expr.Payload {
 // disagree (nft/compile never writes seed 0).
 func hashKey(f nft.Family, h nft.Jhash, start uint32) []expr.Any {
 	reg := keyReg(start)
-	return append(loadHashFields(f, h.Fields, start), &expr.Hash{SourceRegister: reg, DestRegister: reg,
+	return append(loadFields(f, h.Fields, start), &expr.Hash{SourceRegister: reg, DestRegister: reg,
 		Length: hashWords(f, h) * 4, Modulus: h.Mod, Seed: h.Seed, Offset: h.Offset, Type: unix.NFT_HASH_JENKINS})
 }
 
