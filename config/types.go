@@ -155,7 +155,7 @@ const (
 	DefaultMaglevTableSize = 1021
 	DefaultMaglevSeed      = 0x6e667470
 	// MaxMaglevTableSize is the largest prime the endpoint maps have room
-	// for (nft/compile).
+	// for (proxy/compile).
 	MaxMaglevTableSize = 65521
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/nftproxy/nftproxy/integration/lab"
 	"github.com/nftproxy/nftproxy/nft"
-	"github.com/nftproxy/nftproxy/nft/compile/fixture"
+	"github.com/nftproxy/nftproxy/proxy/compile/fixture"
 )
 
 // TestListingReloads: the listing is for people and for nft. Each golden

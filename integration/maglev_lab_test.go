@@ -10,9 +10,9 @@ import (
 
 	"github.com/nftproxy/nftproxy/integration/lab"
 	"github.com/nftproxy/nftproxy/nft"
-	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/nft/kernel"
 	"github.com/nftproxy/nftproxy/nft/trace"
+	"github.com/nftproxy/nftproxy/proxy/compile"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
 

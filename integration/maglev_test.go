@@ -12,8 +12,8 @@ import (
 
 	"github.com/nftproxy/nftproxy/integration/lab"
 	"github.com/nftproxy/nftproxy/nft"
-	"github.com/nftproxy/nftproxy/nft/explain"
 	"github.com/nftproxy/nftproxy/nft/trace"
+	"github.com/nftproxy/nftproxy/proxy/explain"
 )
 
 // TestMaglevAcrossNodes: two nodes, each programmed with the table

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/nftproxy/nftproxy/integration/lab"
-	"github.com/nftproxy/nftproxy/nft/explain"
+	"github.com/nftproxy/nftproxy/proxy/explain"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
 

@@ -12,7 +12,7 @@
 //     real kernel. A Reader reads our tables back; a Notifier announces the
 //     transactions others commit, as Commits of Changes to our tables.
 //
-// The desired tables come from nft/compile. Nothing here reads a clock,
+// The desired tables come from proxy/compile. Nothing here reads a clock,
 // does I/O or logs; iteration is sorted so that the same input always gives
 // the same text and plans.
 //

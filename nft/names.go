@@ -2,8 +2,8 @@ package nft
 
 import "strings"
 
-// Names of the fixed sets, maps and chains of our tables: nft/compile
-// writes them, nft/explain reads them back from the kernel. Base-chain
+// Names of the fixed sets, maps and chains of our tables: proxy/compile
+// writes them, proxy/explain reads them back from the kernel. Base-chain
 // names, hooks and priorities are kube-proxy's, because CNIs and host
 // firewalls integrate against them.
 const (
@@ -14,7 +14,7 @@ const (
 	MapServiceNodePorts = "service-nodeports"
 
 	// Where the entries of Services without session affinity go: an entry
-	// is an element of the set that names its chain (nft/compile's
+	// is an element of the set that names its chain (proxy/compile's
 	// servicesRules).
 	SetClusterIPPorts       = "cluster-ip-ports"
 	SetExternalIPPorts      = "external-ip-ports"
@@ -59,8 +59,8 @@ const (
 // key: a Service address . protocol . port, or protocol . NodePort. Entries
 // of Services without session affinity are in the plain sets, those with
 // affinity in the verdict maps, those without endpoints in the no-endpoint
-// maps. A key is in at most one set of a group: nft/compile claims it in
-// the group, and nft/explain looks an entry up in all of them.
+// maps. A key is in at most one set of a group: proxy/compile claims it in
+// the group, and proxy/explain looks an entry up in all of them.
 var (
 	ServiceIPEntrySets = []string{SetClusterIPPorts, SetExternalIPPorts, SetExternalLocalIPPorts, MapServiceIPs, MapNoEndpointServices}
 	NodePortEntrySets  = []string{SetNodePorts, SetLocalNodePorts, MapServiceNodePorts, MapNoEndpointNodePorts}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/nftproxy/nftproxy/nft"
-	"github.com/nftproxy/nftproxy/nft/compile"
+	"github.com/nftproxy/nftproxy/proxy/compile"
 	"github.com/nftproxy/nftproxy/proxy/model"
 	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
@@ -34,7 +34,7 @@ import (
 // shapeNames lists the shapes in the order they are measured.
 var shapeNames = []string{"old", "A", "L-vmap", "L"}
 
-// The compiler's names of what the derivation moves (nft/compile).
+// The compiler's names of what the derivation moves (proxy/compile).
 const (
 	shapeServiceIPs = "service-ips"
 	shapeEntries    = "cluster-ip-ports"

@@ -8,8 +8,8 @@ import (
 
 	"github.com/nftproxy/nftproxy/config"
 	"github.com/nftproxy/nftproxy/nft"
-	"github.com/nftproxy/nftproxy/nft/compile"
-	"github.com/nftproxy/nftproxy/proxy"
+	"github.com/nftproxy/nftproxy/proxy/agent"
+	"github.com/nftproxy/nftproxy/proxy/compile"
 	"github.com/nftproxy/nftproxy/proxy/manifest"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
@@ -84,7 +84,7 @@ func (m *manifestFlags) load(stderr io.Writer) (*loaded, error) {
 
 // compile compiles what was loaded, printing each problem as a warning.
 func (l *loaded) compile(stderr io.Writer) nft.Ruleset {
-	rs, problems := compile.Ruleset(l.snapshot, l.node, proxy.CompilerOptions(l.cfg, l.node))
+	rs, problems := compile.Ruleset(l.snapshot, l.node, agent.CompilerOptions(l.cfg, l.node))
 	for _, p := range problems {
 		fmt.Fprintf(stderr, "warning: %v\n", p)
 	}

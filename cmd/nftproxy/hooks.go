@@ -9,7 +9,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/nftproxy/nftproxy/config"
-	"github.com/nftproxy/nftproxy/proxy"
 	"github.com/nftproxy/nftproxy/proxy/agent"
 	"github.com/nftproxy/nftproxy/proxy/conntrack"
 	"github.com/nftproxy/nftproxy/proxy/healthcheck"
@@ -29,7 +28,7 @@ func hooks(cfg *config.Configuration, health *healthz.Server, m *metrics.Metrics
 	logger := klog.Background()
 	setConntrackTimeouts(conntrack.SysctlRoot, cfg.Conntrack, logger.WithName("sysctl"))
 	hc := healthcheck.NewHook(healthcheck.Config{
-		Addrs:   func(n model.Node) []netip.Addr { return proxy.CompilerOptions(cfg, n).NodePortIPs(n) },
+		Addrs:   func(n model.Node) []netip.Addr { return agent.CompilerOptions(cfg, n).NodePortIPs(n) },
 		Healthy: health.Healthy,
 		Logger:  logger.WithName("healthcheck"),
 	})

@@ -15,9 +15,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/nftproxy/nftproxy/nft/compile"
-	"github.com/nftproxy/nftproxy/nft/explain"
-	"github.com/nftproxy/nftproxy/proxy"
+	"github.com/nftproxy/nftproxy/proxy/agent"
+	"github.com/nftproxy/nftproxy/proxy/compile"
+	"github.com/nftproxy/nftproxy/proxy/explain"
 	"github.com/nftproxy/nftproxy/proxy/kube"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
@@ -54,7 +54,7 @@ func (f *traceFlags) apiLookup(src *traceTables) func(ns, name string, stderr io
 			return err
 		}
 		src.opts.Cluster, src.opts.PodCIDRs = &explain.Cluster{Snapshot: snap, Node: node.Name}, node.PodCIDRs
-		src.desired, _ = compile.Ruleset(snap, node, proxy.CompilerOptions(cfg, node))
+		src.desired, _ = compile.Ruleset(snap, node, agent.CompilerOptions(cfg, node))
 		src.against = "api-server"
 		return nil
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/nftproxy/nftproxy/nft"
-	"github.com/nftproxy/nftproxy/nft/explain"
+	"github.com/nftproxy/nftproxy/proxy/explain"
 )
 
 // FuzzTraceArgs fuzzes what `nftproxy trace` makes of its address, port

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nftproxy/nftproxy/nft/explain"
+	"github.com/nftproxy/nftproxy/proxy/explain"
 )
 
 // examples is the repository's examples/ directory.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/nftproxy/nftproxy/integration/e2e"
 	"github.com/nftproxy/nftproxy/integration/lab"
-	"github.com/nftproxy/nftproxy/nft/explain"
+	"github.com/nftproxy/nftproxy/proxy/explain"
 )
 
 // TestTraceAgainstTheAPI: `nftproxy trace --service --kubeconfig` in the

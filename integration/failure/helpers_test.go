@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/nftproxy/nftproxy/integration/lab"
-	"github.com/nftproxy/nftproxy/nft/compile"
 	"github.com/nftproxy/nftproxy/nft/kernel"
+	"github.com/nftproxy/nftproxy/proxy/compile"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
 

@@ -26,7 +26,7 @@ func loadSport(reg uint32) *expr.Payload {
 // hashKey loads h's fields from word start and hashes them into that word.
 // The seed is always sent: google/nftables omits a zero seed, and without
 // one the kernel draws a random seed for the rule, which would make nodes
-// disagree (nft/compile never writes seed 0).
+// disagree (proxy/compile never writes seed 0).
 func hashKey(f nft.Family, h nft.Jhash, start uint32) []expr.Any {
 	reg := keyReg(start)
 	return append(loadFields(f, h.Fields, start), &expr.Hash{SourceRegister: reg, DestRegister: reg,

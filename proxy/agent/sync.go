@@ -6,8 +6,7 @@ import (
 	"time"
 
 	"github.com/nftproxy/nftproxy/nft"
-	"github.com/nftproxy/nftproxy/nft/compile"
-	"github.com/nftproxy/nftproxy/proxy"
+	"github.com/nftproxy/nftproxy/proxy/compile"
 	"github.com/nftproxy/nftproxy/proxy/dataplane"
 	"github.com/nftproxy/nftproxy/proxy/metrics"
 	"github.com/nftproxy/nftproxy/proxy/model"
@@ -23,7 +22,7 @@ func (a *Agent) sync() error {
 	in := dataplane.Input{
 		Snapshot: change.Snapshot,
 		Node:     node,
-		Options:  proxy.CompilerOptions(a.cfg.Proxy, node),
+		Options:  CompilerOptions(a.cfg.Proxy, node),
 		Changed:  change.Changed,
 		Full:     a.fullDue(start) || nodeChanged,
 	}

@@ -7,7 +7,7 @@ import (
 	"sort"
 
 	"github.com/nftproxy/nftproxy/nft"
-	"github.com/nftproxy/nftproxy/nft/compile"
+	"github.com/nftproxy/nftproxy/proxy/compile"
 )
 
 // drift is what somebody else's transactions changed in our tables since

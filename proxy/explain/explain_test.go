@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nftproxy/nftproxy/nft"
-	"github.com/nftproxy/nftproxy/nft/explain"
+	"github.com/nftproxy/nftproxy/proxy/explain"
 )
 
 // TestOutcomes: every reason the table drops, rejects, masquerades or

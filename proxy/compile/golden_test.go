@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/nftproxy/nftproxy/nft/compile/fixture"
+	"github.com/nftproxy/nftproxy/proxy/compile/fixture"
 )
 
 var update = flag.Bool("update", false, "rewrite the want sections of testdata/*.txtar")

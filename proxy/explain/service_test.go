@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/nftproxy/nftproxy/nft/compile"
-	"github.com/nftproxy/nftproxy/nft/explain"
+	"github.com/nftproxy/nftproxy/proxy/compile"
+	"github.com/nftproxy/nftproxy/proxy/explain"
 )
 
 // entryLines renders a Service report one line per entry and client.

@@ -12,7 +12,7 @@
 // The compiler is pure: no clock, no I/O, no logging, sorted iteration, so
 // that the same input always gives the same tables and plans. The golden
 // files in testdata/ hold input manifests and the nft text they compile to
-// (go test ./nft/compile -update rewrites them).
+// (go test ./proxy/compile -update rewrites them).
 //
 // # Table shape
 //

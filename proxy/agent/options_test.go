@@ -1,4 +1,4 @@
-package proxy
+package agent
 
 import (
 	"net/netip"
@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nftproxy/nftproxy/config"
-	"github.com/nftproxy/nftproxy/nft/compile"
+	"github.com/nftproxy/nftproxy/proxy/compile"
 	"github.com/nftproxy/nftproxy/proxy/model"
 )
 

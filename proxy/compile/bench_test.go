@@ -3,7 +3,7 @@ package compile_test
 import (
 	"testing"
 
-	"github.com/nftproxy/nftproxy/nft/compile"
+	"github.com/nftproxy/nftproxy/proxy/compile"
 	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 

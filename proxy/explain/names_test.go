@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/nftproxy/nftproxy/nft"
-	"github.com/nftproxy/nftproxy/nft/compile/fixture"
+	"github.com/nftproxy/nftproxy/proxy/compile/fixture"
 )
 
 // TestTableNames: every set, chain and rule comment this package reads

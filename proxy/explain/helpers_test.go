@@ -8,11 +8,11 @@ import (
 	"testing"
 
 	"github.com/nftproxy/nftproxy/nft"
-	"github.com/nftproxy/nftproxy/nft/compile/fixture"
-	"github.com/nftproxy/nftproxy/nft/explain"
+	"github.com/nftproxy/nftproxy/proxy/compile/fixture"
+	"github.com/nftproxy/nftproxy/proxy/explain"
 )
 
-// load compiles the golden fixture called name (nft/compile/testdata).
+// load compiles the golden fixture called name (proxy/compile/testdata).
 func load(t *testing.T, name string) (*fixture.Fixture, nft.Ruleset) {
 	t.Helper()
 	fx, err := fixture.Load(filepath.Join(fixture.Dir(), name+".txtar"))
