@@ -45,16 +45,24 @@ type shapeResult struct {
 // Service more exists.
 var shapeChanges = []struct {
 	name, label string
-	variant     func(snap *model.Snapshot, i int) *model.Snapshot
+	// back, when set, labels the transaction that takes the change back
+	// (timed too, in a column of its own).
+	back    string
+	variant func(snap *model.Snapshot, i int) *model.Snapshot
 }{
-	{"replace", "one endpoint address replaced", endpointsChange(func(b []netip.Addr) []netip.Addr {
+	{"replace", "one endpoint address replaced", "", endpointsChange(func(b []netip.Addr) []netip.Addr {
 		return append([]netip.Addr{synth.MovedEndpoint(1)}, b[1:]...)
 	})},
-	{"count-present", "endpoint count changed, to a count in use (n -> n-1)", endpointsChange(func(b []netip.Addr) []netip.Addr { return b[1:] })},
-	{"count-new", "endpoint count changed, to a new count (n -> n+1)", endpointsChange(func(b []netip.Addr) []netip.Addr {
+	{"count-present", "endpoint count changed, to a count in use (n -> n-1)", "", endpointsChange(func(b []netip.Addr) []netip.Addr { return b[1:] })},
+	{"count-new", "endpoint count changed, to a new count (n -> n+1)", "back (n+1 -> n: the count n+1 gone)", endpointsChange(func(b []netip.Addr) []netip.Addr {
 		return append(append([]netip.Addr(nil), b...), synth.MovedEndpoint(2))
 	})},
-	{"service-added", "a Service added (n endpoints)", withOneMoreService},
+	{"count-new-down", "endpoint count changed, down to a new count (n -> n-2)", "", endpointsChange(func(b []netip.Addr) []netip.Addr { return b[2:] })},
+	{"service-added", "a Service added (n endpoints)", "", withOneMoreService},
+	{"service-removed", "a Service removed", "", withoutService},
+	{"port-added", "a port added", "", withSecondPort},
+	{"affinity", "session affinity turned on", "session affinity turned off", withAffinity},
+	{"type", "type changed (ClusterIP -> NodePort)", "type changed back (NodePort -> ClusterIP)", asNodePort},
 }
 
 // endpointsChange returns the variant where Service i's endpoint
@@ -234,9 +242,12 @@ func applierTransactions(fd int, v *shapeVariants, r *shapeResult) error {
 		}
 		r.changes[ch.name] = append(r.changes[ch.name], t)
 		r.ops[ch.name] = len(plan.Ops)
-		if _, err := timedApply(k, nft.Diff(v.changed[ch.name], v.base)); err != nil {
+		back := nft.Diff(v.changed[ch.name], v.base)
+		if t, err = timedApply(k, back); err != nil {
 			return fmt.Errorf("%s, back: %w", ch.name, err)
 		}
+		r.changes[ch.name+"/back"] = append(r.changes[ch.name+"/back"], t)
+		r.ops[ch.name+"/back"] = len(back.Ops)
 	}
 	return nil
 }

@@ -70,6 +70,48 @@ func withOneMoreService(snap *model.Snapshot, i int) *model.Snapshot {
 	}
 }
 
+// withoutService returns a copy of snap without Service i and its slice.
+func withoutService(snap *model.Snapshot, i int) *model.Snapshot {
+	return &model.Snapshot{Services: slices.Delete(slices.Clone(snap.Services), i, i+1),
+		Slices: slices.Delete(slices.Clone(snap.Slices), i, i+1)}
+}
+
+// withService returns a copy of snap where Service i is what change makes
+// of it, and its slice what sliceChange makes of its slice (when not nil).
+func withService(snap *model.Snapshot, i int, change func(*model.Service), sliceChange func(*model.EndpointSlice)) *model.Snapshot {
+	out := &model.Snapshot{Services: slices.Clone(snap.Services), Slices: slices.Clone(snap.Slices)}
+	svc := &out.Services[i]
+	svc.Ports = slices.Clone(svc.Ports)
+	change(svc)
+	if sliceChange != nil {
+		sliceChange(&out.Slices[i])
+	}
+	return out
+}
+
+// withSecondPort returns a copy of snap where Service i has a second TCP
+// port, https (443 -> 8443), on the same endpoints.
+func withSecondPort(snap *model.Snapshot, i int) *model.Snapshot {
+	https := model.ServicePort{Name: "https", Protocol: model.TCP, Port: 443}
+	return withService(snap, i, func(s *model.Service) { s.Ports = append(s.Ports, https) }, func(s *model.EndpointSlice) {
+		s.Ports = append(slices.Clone(s.Ports), model.EndpointPort{Name: "https", Protocol: model.TCP, Port: synth.TargetPort(https)})
+	})
+}
+
+// withAffinity returns a copy of snap where Service i has ClientIP session
+// affinity (kube-proxy's default timeout).
+func withAffinity(snap *model.Snapshot, i int) *model.Snapshot {
+	return withService(snap, i, func(s *model.Service) { s.AffinitySeconds = 10800 }, nil)
+}
+
+// asNodePort returns a copy of snap where Service i is a NodePort Service
+// (shapeCluster made every Service ClusterIP).
+func asNodePort(snap *model.Snapshot, i int) *model.Snapshot {
+	return withService(snap, i, func(s *model.Service) {
+		s.Type, s.Ports[0].NodePort = model.NodePort, synth.NodePortFirst
+	}, nil)
+}
+
 // withEndpoints returns a copy of snap where Service i has the endpoints
 // addrs (its slice is synth's, one slice per Service).
 func withEndpoints(snap *model.Snapshot, i int, addrs []netip.Addr) *model.Snapshot {

@@ -10,19 +10,20 @@ import (
 func writeShapesReport(w io.Writer, m *machine, c shapesConfig, all []*shapeResult) {
 	fmt.Fprintf(w, "Machine: %s. Medians of %d runs; wall time (system CPU time in brackets: the kernel's work).\n\n", m, c.runs)
 	fmt.Fprint(w, "| cluster | shape | chains | rules | map and set elements | load: nft -f | load: our applier |")
-	for _, ch := range shapeChanges {
-		fmt.Fprintf(w, " %s |", ch.label)
+	cols := shapeColumns()
+	for _, c := range cols {
+		fmt.Fprintf(w, " %s |", c.label)
 	}
 	fmt.Fprint(w, "\n|---|---|---|---|---|---|---|")
-	for range shapeChanges {
+	for range cols {
 		fmt.Fprint(w, "---|")
 	}
 	fmt.Fprintln(w)
 	for _, r := range all {
 		fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %s | %s |", r.size, r.shape, r.chains, r.rules, r.elements,
 			shapeCell(r.nftLoad, -1), shapeCell(r.ourLoad, -1))
-		for _, ch := range shapeChanges {
-			fmt.Fprintf(w, " %s |", shapeCell(r.changes[ch.name], r.ops[ch.name]))
+		for _, c := range cols {
+			fmt.Fprintf(w, " %s |", shapeCell(r.changes[c.name], r.ops[c.name]))
 		}
 		fmt.Fprintln(w)
 	}
@@ -48,4 +49,17 @@ func shapeCell(cs []cost, ops int) string {
 		s += fmt.Sprintf(", %d ops", ops)
 	}
 	return s
+}
+
+// shapeColumns are the transactions printed: each change, then its way
+// back when it has a label.
+func shapeColumns() []struct{ name, label string } {
+	var out []struct{ name, label string }
+	for _, ch := range shapeChanges {
+		out = append(out, struct{ name, label string }{ch.name, ch.label})
+		if ch.back != "" {
+			out = append(out, struct{ name, label string }{ch.name + "/back", ch.back})
+		}
+	}
+	return out
 }
