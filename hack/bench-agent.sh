@@ -10,18 +10,11 @@
 # Quick run: make bench-agent BENCH_ARGS="-sizes 1000x10 -runs 1 -churn-for 10s"
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ "$(id -u)" != 0 ]; then
-	echo "bench-agent: needs root (network namespaces, nftables)" >&2
-	exit 1
-fi
-if ! command -v etcd >/dev/null; then
-	echo "bench-agent: etcd not found; install Debian's etcd-server package" >&2
-	exit 1
-fi
+. hack/lib.sh
+need_root bench-agent "network namespaces, nftables"
+need_etcd bench-agent
 hack/build.sh >&2
 KUBE_APISERVER="$(hack/kube-apiserver.sh)"
 export KUBE_APISERVER
 kube_proxy="$(hack/kube-binary.sh kube-proxy)"
-go build -o bin/bench ./cmd/bench
-# shellcheck disable=SC2086 # BENCH_ARGS is a list of flags
-exec nice -n 10 bin/bench agent -nftproxy bin/nftproxy -kube-proxy "$kube_proxy" ${BENCH_ARGS:-}
+run_bench bench ./cmd/bench agent -nftproxy bin/nftproxy -kube-proxy "$kube_proxy"

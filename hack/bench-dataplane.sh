@@ -6,11 +6,6 @@
 # Quick run: make bench-dataplane BENCH_ARGS="-services 1,1000 -conns 500 -runs 1"
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ "$(id -u)" != 0 ]; then
-	echo "bench-dataplane: needs root (network namespaces, nftables)" >&2
-	exit 1
-fi
-mkdir -p bin
-go build -o bin/bench ./cmd/bench
-# shellcheck disable=SC2086 # BENCH_ARGS is a list of flags
-exec nice -n 10 bin/bench dataplane ${BENCH_ARGS:-}
+. hack/lib.sh
+need_root bench-dataplane "network namespaces, nftables"
+run_bench bench ./cmd/bench dataplane

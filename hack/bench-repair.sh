@@ -7,11 +7,6 @@
 # Quick run: make bench-repair BENCH_ARGS="-services 1000 -runs 3"
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ "$(id -u)" != 0 ]; then
-	echo "bench-repair: needs root (network namespaces, nftables)" >&2
-	exit 1
-fi
-mkdir -p bin
-go build -o bin/repairbench ./integration/repairbench
-# shellcheck disable=SC2086 # BENCH_ARGS is a list of flags
-exec nice -n 10 bin/repairbench ${BENCH_ARGS:-}
+. hack/lib.sh
+need_root bench-repair "network namespaces, nftables"
+run_bench repairbench ./integration/repairbench

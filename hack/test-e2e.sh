@@ -9,10 +9,8 @@ if [ "$(id -u)" != 0 ]; then
 	echo "test-e2e: not root: skipping the end-to-end tests" >&2
 	exit 0
 fi
-if ! command -v etcd >/dev/null; then
-	echo "test-e2e: etcd not found: install Debian's etcd-server package" >&2
-	exit 1
-fi
+. hack/lib.sh
+need_etcd test-e2e
 hack/build.sh >&2
 export NFTPROXY="$PWD/bin/nftproxy"
 KUBE_APISERVER="$(hack/kube-apiserver.sh)"

@@ -7,10 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
-if [ "$(id -u)" != 0 ]; then
-	echo "trace-examples: needs root (it programs a network namespace of its own)" >&2
-	exit 1
-fi
+. hack/lib.sh
+need_root trace-examples "it programs a network namespace of its own"
 hack/build.sh >&2
 bin="$PWD/bin/nftproxy"
 ns="trace-examples-$$"

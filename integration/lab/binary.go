@@ -30,12 +30,15 @@ func Nftproxy(t testing.TB) string {
 // builtDir is the directory of the nftproxy built here, "" before.
 var builtDir string
 
-// RemoveNftproxy removes the nftproxy Nftproxy built, if it built one; a
-// TestMain calls it after the tests.
-func RemoveNftproxy() {
+// Main runs the tests of m, removes the nftproxy Nftproxy built, if it
+// built one, and exits with the tests' status: a suite's TestMain is
+// lab.Main(m).
+func Main(m *testing.M) {
+	code := m.Run()
 	if builtDir != "" {
 		_ = os.RemoveAll(builtDir)
 	}
+	os.Exit(code)
 }
 
 func findNftproxy() (string, error) {
@@ -47,7 +50,7 @@ func findNftproxy() (string, error) {
 		return "", err
 	}
 	// The directory outlives the tests of one process unless its TestMain
-	// calls RemoveNftproxy; it is small and in the temporary directory.
+	// is lab.Main; it is small and in the temporary directory.
 	builtDir = dir
 	path := filepath.Join(dir, "nftproxy")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)

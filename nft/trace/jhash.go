@@ -49,9 +49,7 @@ func Jhash(key []byte, initval uint32) uint32 {
 	b, c := a, a
 	k := key
 	for len(k) > 12 {
-		a += binary.LittleEndian.Uint32(k)
-		b += binary.LittleEndian.Uint32(k[4:])
-		c += binary.LittleEndian.Uint32(k[8:])
+		a, b, c = addWords(a, b, c, k)
 		a, b, c = jhashMix(a, b, c)
 		k = k[12:]
 	}
@@ -60,49 +58,46 @@ func Jhash(key []byte, initval uint32) uint32 {
 	}
 	var tail [12]byte
 	copy(tail[:], k)
-	a += binary.LittleEndian.Uint32(tail[:])
-	b += binary.LittleEndian.Uint32(tail[4:])
-	c += binary.LittleEndian.Uint32(tail[8:])
+	a, b, c = addWords(a, b, c, tail[:])
 	_, _, c = jhashFinal(a, b, c)
 	return c
 }
 
+// addWords adds the three words of a 12-byte block to a, b and c.
+func addWords(a, b, c uint32, k []byte) (uint32, uint32, uint32) {
+	return a + binary.LittleEndian.Uint32(k), b + binary.LittleEndian.Uint32(k[4:]), c + binary.LittleEndian.Uint32(k[8:])
+}
+
+// jhashMix is __jhash_mix: six steps, one a line of the kernel's macro,
+// each of the form x -= z; x ^= rol32(z, n); z += y.
 func jhashMix(a, b, c uint32) (uint32, uint32, uint32) {
-	a -= c
-	a ^= bits.RotateLeft32(c, 4)
-	c += b
-	b -= a
-	b ^= bits.RotateLeft32(a, 6)
-	a += c
-	c -= b
-	c ^= bits.RotateLeft32(b, 8)
-	b += a
-	a -= c
-	a ^= bits.RotateLeft32(c, 16)
-	c += b
-	b -= a
-	b ^= bits.RotateLeft32(a, 19)
-	a += c
-	c -= b
-	c ^= bits.RotateLeft32(b, 4)
-	b += a
+	mix := func(x, z *uint32, y uint32, n int) {
+		*x -= *z
+		*x ^= bits.RotateLeft32(*z, n)
+		*z += y
+	}
+	mix(&a, &c, b, 4)
+	mix(&b, &a, c, 6)
+	mix(&c, &b, a, 8)
+	mix(&a, &c, b, 16)
+	mix(&b, &a, c, 19)
+	mix(&c, &b, a, 4)
 	return a, b, c
 }
 
+// jhashFinal is __jhash_final: seven steps, one a line of the kernel's
+// macro, each of the form x ^= y; x -= rol32(y, n).
 func jhashFinal(a, b, c uint32) (uint32, uint32, uint32) {
-	c ^= b
-	c -= bits.RotateLeft32(b, 14)
-	a ^= c
-	a -= bits.RotateLeft32(c, 11)
-	b ^= a
-	b -= bits.RotateLeft32(a, 25)
-	c ^= b
-	c -= bits.RotateLeft32(b, 16)
-	a ^= c
-	a -= bits.RotateLeft32(c, 4)
-	b ^= a
-	b -= bits.RotateLeft32(a, 14)
-	c ^= b
-	c -= bits.RotateLeft32(b, 24)
+	final := func(x *uint32, y uint32, n int) {
+		*x ^= y
+		*x -= bits.RotateLeft32(y, n)
+	}
+	final(&c, b, 14)
+	final(&a, c, 11)
+	final(&b, a, 25)
+	final(&c, b, 16)
+	final(&a, c, 4)
+	final(&b, a, 14)
+	final(&c, b, 24)
 	return a, b, c
 }

@@ -2,7 +2,6 @@ package compile_test
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"net/netip"
 	"testing"
 
@@ -19,8 +18,7 @@ import (
 // lacks, Part finds nothing. Clusters with colliding claims (the random
 // generator, after updates) and the benchmark's mix, with ServiceCIDRs.
 func TestPartAgreesWithTable(t *testing.T) {
-	synth.Seeds(t, 3, func(t *testing.T, r *rand.Rand) {
-		g := synth.NewRandom(r, 30)
+	synth.Histories(t, 3, 30, func(t *testing.T, g *synth.Random) {
 		c := compile.New(g.Snap, testNode, compile.DefaultOptions())
 		for range 40 {
 			c.Update(g.Snap, g.Mutate())

@@ -1,7 +1,6 @@
 package compile_test
 
 import (
-	"math/rand/v2"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -17,8 +16,7 @@ import (
 // Update leaves the Tables and the fake kernel exactly as a fresh
 // Compile would; after which nothing is stale.
 func TestCompiledStale(t *testing.T) {
-	synth.Seeds(t, 4, func(t *testing.T, r *rand.Rand) {
-		g := synth.NewRandom(r, 25)
+	synth.Histories(t, 4, 25, func(t *testing.T, g *synth.Random) {
 		o := compile.DefaultOptions()
 		c := compile.New(g.Snap, testNode, o)
 		f := nft.NewFake()
@@ -27,7 +25,7 @@ func TestCompiledStale(t *testing.T) {
 		}
 		for step := range 60 {
 			changed := g.Mutate()
-			for range r.IntN(3) { // several changes missed at once
+			for range g.IntN(3) { // several changes missed at once
 				for k := range g.Mutate() {
 					changed[k] = true
 				}

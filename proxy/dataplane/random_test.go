@@ -2,7 +2,6 @@ package dataplane
 
 import (
 	"errors"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/nftproxy/nftproxy/nft"
@@ -15,19 +14,18 @@ import (
 // checks after every successful Sync that the kernel holds exactly what a
 // fresh compile of the snapshot gives.
 func TestSyncRandomHistory(t *testing.T) {
-	synth.Seeds(t, 5, func(t *testing.T, r *rand.Rand) {
+	synth.Histories(t, 5, 20, func(t *testing.T, g *synth.Random) {
 		f := nft.NewFake()
 		d := New(f)
-		g := synth.NewRandom(r, 20)
 		pending := map[string]bool{}
 		for step := range 120 {
 			in := input(g.Snap)
 			in.Changed = pending
-			switch r.IntN(10) {
+			switch g.IntN(10) {
 			case 0: // the next transaction fails
 				f.FailAt, f.FailErr = 0, errors.New("injected")
 			case 1: // somebody else changes our table
-				tamperings[r.IntN(len(tamperings))].fn(f.Ruleset)
+				tamperings[g.IntN(len(tamperings))].fn(f.Ruleset)
 				f.Gen++
 			case 2:
 				in.Full = true

@@ -2,7 +2,6 @@ package tracker
 
 import (
 	"maps"
-	"math/rand/v2"
 	"net/netip"
 	"reflect"
 	"slices"
@@ -22,9 +21,8 @@ import (
 // deletes, with the snapshot before the last released at random (as the
 // agent releases its previous one).
 func TestSnapshotIncremental(t *testing.T) {
-	synth.Seeds(t, 8, func(t *testing.T, r *rand.Rand) {
+	synth.Histories(t, 8, 0, func(t *testing.T, g *synth.Random) {
 		tr := New(t0)
-		g := synth.NewRandom(r, 0)
 		svcs, sls := map[string]*model.Service{}, map[string]*model.EndpointSlice{}
 		type taken struct {
 			snap     *model.Snapshot
@@ -47,7 +45,7 @@ func TestSnapshotIncremental(t *testing.T) {
 				all = append(all, tk)
 				// Released: the one before the last, and so every one
 				// sharing an array with it (the caller holds none).
-				if n := len(all); n >= 2 && r.IntN(2) == 0 && !all[n-2].released {
+				if n := len(all); n >= 2 && g.IntN(2) == 0 && !all[n-2].released {
 					tr.Release(all[n-2].snap)
 					for i := range all[:n-1] {
 						if shares(all[i].snap, all[n-2].snap) {

@@ -47,6 +47,18 @@ func NewRandom(r *rand.Rand, n int) *Random {
 	return g
 }
 
+// Histories runs fn as a subtest for each of n seeds (see Seeds), with a
+// Random over a snapshot of services random Services: the start of every
+// test of an incremental path.
+func Histories(t *testing.T, n, services int, fn func(t *testing.T, g *Random)) {
+	t.Helper()
+	Seeds(t, n, func(t *testing.T, r *rand.Rand) { fn(t, NewRandom(r, services)) })
+}
+
+// IntN draws from the Random's source, for a test's own choices in the
+// history it makes: one source, so one seed replays the whole history.
+func (g *Random) IntN(n int) int { return g.r.IntN(n) }
+
 func (g *Random) ip4() netip.Addr { return netip.AddrFrom4([4]byte{10, 96, 0, byte(g.r.IntN(40))}) }
 
 func (g *Random) ip6() netip.Addr {
