@@ -30,7 +30,7 @@ import (
 func TestParityPolicies(t *testing.T) {
 	for _, name := range []string{"etp-local", "itp-local", "affinity", "source-ranges", "topology"} {
 		t.Run(name, func(t *testing.T) {
-			rs := compileGolden(t, filepath.Join("..", "nft", "compile", "testdata", name+".txtar"))
+			rs := compileGolden(t, filepath.Join("..", "proxy", "compile", "testdata", name+".txtar"))
 			listed := assertListing(t, rs)
 			if strings.Contains(rs.Text(), " @affinity update @affinity {") {
 				return
