@@ -63,6 +63,11 @@ type Configuration struct {
 	// served on. Empty, or the single value "primary", means the node's
 	// primary IPs; "all" means every address.
 	NodePortAddresses []string `json:"nodePortAddresses"`
+	// DropNodePortsOnOtherAddresses drops new connections to a NodePort in
+	// use that arrive on a node address NodePortAddresses leaves out
+	// (loopback included), counted as reason nodeport-address; off, they
+	// reach whatever listens on the host, as under kube-proxy.
+	DropNodePortsOnOtherAddresses bool `json:"dropNodePortsOnOtherAddresses"`
 	// HealthzBindAddress is IP:port of the health check server; empty disables it.
 	HealthzBindAddress string `json:"healthzBindAddress"`
 	// MetricsBindAddress is IP:port of the metrics server; empty disables it.
@@ -130,6 +135,10 @@ type Conntrack struct {
 	// is the usual victim) stays pinned to the dead endpoint until the entry
 	// times out, because conntrack skips NAT rules for known flows.
 	UDPStaleEntryCleanup bool `json:"udpStaleEntryCleanup"`
+	// DropInvalid drops forwarded packets in conntrack state invalid,
+	// counted as reason invalid-state, as kube-proxy's iptables mode does;
+	// kube-proxy's nftables mode does not.
+	DropInvalid bool `json:"dropInvalid"`
 	// TCPEstablishedTimeout, if set, is written to
 	// nf_conntrack_tcp_timeout_established; unset leaves the kernel's value.
 	TCPEstablishedTimeout *metav1.Duration `json:"tcpEstablishedTimeout,omitempty"`

@@ -19,11 +19,12 @@ import (
 // counts into the counter of its reason and into no other, as real packets
 // show: after each request, the counter of its reason grew and every other
 // counter stayed where it was. The /metrics series read from the same
-// counters are logged after each reason.
+// counters are logged after each reason. Both opt-in drops are on.
 func TestDropCounters(t *testing.T) {
 	c := lab.NewCluster(t, 2)
 	addUplink(t, c) // routes to unallocated addresses exist, as on a real node
 	p := newProxy(t, c)
+	p.opts.DropInvalid, p.opts.DropNodePortsOnOtherAddresses = true, true
 	pt := port{name: "http", proto: model.TCP, port: 80, target: 8080, nodePort: 30080}
 	udp := port{name: "dns", proto: model.UDP, port: 53, target: 5353}
 	for _, b := range c.Backends {
@@ -39,11 +40,15 @@ func TestDropCounters(t *testing.T) {
 		send    func() error
 	}{
 		{nft.CounterRejectNoEndpoints, func() error { return request(client, lab.TCP, "10.96.0.20:80") }},
+		// A NodePort on a NodePort address passes the address check.
+		{nft.CounterRejectNoEndpoints, func() error { return request(client, lab.TCP, lab.AddrPort(c.NodeIPv4, 30020)) }},
 		{nft.CounterRejectUnknownPort, func() error { return request(client, lab.TCP, "10.96.0.10:81") }},
 		{nft.CounterDropUnallocated, func() error { return request(pod, lab.UDP, "10.96.0.200:53") }},
 		{nft.CounterDropSourceRange, func() error { return request(client, lab.UDP, "203.0.113.30:53") }},
 		{nft.CounterDropNoLocalEndpoints, func() error { return request(client, lab.TCP, lab.AddrPort(c.NodeIPv4, 30080)) }},
 		{nft.CounterDropNoLocalEndpoints, func() error { return request(pod, lab.UDP, "10.96.0.50:53") }},
+		{nft.CounterDropNodePortAddress, func() error { return request(c.Node, lab.TCP, "127.0.0.1:30080") }},
+		{nft.CounterDropInvalidState, func() error { return sendInvalid(client, c.ClientIPv4, c.Backends[0].IPv4, pt.target) }},
 	} {
 		before := counts(t, p)
 		err := tc.send()
@@ -62,14 +67,15 @@ func TestDropCounters(t *testing.T) {
 }
 
 // counterSnapshot has one Service for each reason to drop or reject:
-// web (ClusterIP 10.96.0.10) with endpoints, empty (10.96.0.20) without,
+// web (ClusterIP 10.96.0.10) with endpoints, empty (10.96.0.20, NodePort
+// 30020) without,
 // ranged (load-balancer IP 203.0.113.30 open to 192.0.2.0/24 only),
 // remote (a NodePort with externalTrafficPolicy Local) and itp (ClusterIP
 // 10.96.0.50 with internalTrafficPolicy Local), whose endpoints are on
 // node-2; and the ServiceCIDR 10.96.0.0/16.
 func counterSnapshot(c *lab.Cluster, pt, udp port) model.Snapshot {
 	web := service("web", addrs("10.96.0.10"), port{name: "http", proto: model.TCP, port: 80, target: 8080})
-	empty := service("empty", addrs("10.96.0.20"), port{name: "http", proto: model.TCP, port: 80, target: 8080})
+	empty := service("empty", addrs("10.96.0.20"), port{name: "http", proto: model.TCP, port: 80, target: 8080, nodePort: 30020})
 	ranged := service("ranged", addrs("10.96.0.30"), udp)
 	ranged.Type, ranged.LoadBalancerIPs = model.LoadBalancer, addrs("203.0.113.30")
 	ranged.LoadBalancerSourceRanges = []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}

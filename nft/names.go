@@ -27,6 +27,7 @@ const (
 	SetFirewallAllow        = "firewall-allow"
 	SetAffinity             = "affinity"
 	SetServiceCIDRs         = "service-cidrs"
+	SetNodePortsInUse       = "nodeports-in-use"
 
 	MapEndpoints              = "endpoints"
 	MapLocalEndpoints         = "local-endpoints"
@@ -44,6 +45,7 @@ const (
 	ChainReject          = "reject-chain"
 	ChainNoLocal         = "no-local-endpoints"
 	ChainFirewallAllow   = "firewall-allow-check"
+	ChainNodePortAddress = "nodeport-address-check"
 
 	ChainExternal                  = "external"
 	ChainExternalLocal             = "external-local"
@@ -75,12 +77,14 @@ const (
 	CounterDropNoLocalEndpoints = "drop-no-local-endpoints"
 	CounterDropUnallocated      = "drop-unallocated-address"
 	CounterDropSourceRange      = "drop-source-range"
+	CounterDropInvalidState     = "drop-invalid-state"
+	CounterDropNodePortAddress  = "drop-nodeport-address"
 )
 
 // Counters lists them, in the order the table declares them: by name,
 // the order kernel.ReadCounters returns them in.
-var Counters = []string{CounterDropNoLocalEndpoints, CounterDropSourceRange, CounterDropUnallocated,
-	CounterRejectNoEndpoints, CounterRejectUnknownPort}
+var Counters = []string{CounterDropInvalidState, CounterDropNoLocalEndpoints, CounterDropNodePortAddress,
+	CounterDropSourceRange, CounterDropUnallocated, CounterRejectNoEndpoints, CounterRejectUnknownPort}
 
 // CounterReason splits a counter's name into its verdict ("drop" or
 // "reject") and its reason ("source-range"); ok is false for a name of no

@@ -58,6 +58,11 @@ type MatchPort struct{ Port uint16 }
 // MatchNew matches packets that start a connection (ct state new).
 type MatchNew struct{}
 
+// MatchInvalid matches packets conntrack could not place in any connection
+// (ct state invalid): a TCP segment outside the window, an impossible set
+// of flags.
+type MatchInvalid struct{}
+
 // MatchMarkClear matches packets whose mark has none of Bits set.
 type MatchMarkClear struct{ Bits uint32 }
 

@@ -61,6 +61,7 @@ func (m MatchAddr) text(f Family) string {
 func (m MatchProto) text(Family) string { return "meta l4proto " + protoName(m.Proto) }
 func (m MatchPort) text(Family) string  { return fmt.Sprintf("th dport %d", m.Port) }
 func (MatchNew) text(Family) string     { return "ct state new" }
+func (MatchInvalid) text(Family) string { return "ct state invalid" }
 func (m MatchMarkClear) text(Family) string {
 	return fmt.Sprintf("meta mark & 0x%08x == 0x00000000", m.Bits)
 }

@@ -39,6 +39,7 @@ func stmtCases(f nft.Family) []nft.Stmt {
 		nft.MatchProto{Proto: nft.ProtoSCTP},
 		nft.MatchPort{Port: 8443},
 		nft.MatchNew{},
+		nft.MatchInvalid{},
 		nft.MatchMarkClear{Bits: 0x4000},
 		nft.MatchFibLocal{},
 		nft.InSet{Keys: []nft.Field{nft.Daddr}, Set: "cluster-ips"},

@@ -32,7 +32,7 @@ func decodeRule(f nft.Family, exprs []expr.Any, ud []byte) nft.Rule {
 // decoders are tried in order at each position; each returns how many
 // expressions it consumed, 0 for no match.
 var decoders = []func(nft.Family, []expr.Any) (nft.Stmt, int){
-	decodeVerdict, decodeSimple, decodeCtNew, decodeMark, decodeRandom,
+	decodeVerdict, decodeSimple, decodeCtState, decodeMark, decodeRandom,
 	decodeDNAT, decodeProto, decodePort, decodeAddr, decodeFibLocal, decodeUpdateSet, decodeLookup, decodeCountInto,
 }
 
@@ -77,16 +77,23 @@ func decodeSimple(f nft.Family, ex []expr.Any) (nft.Stmt, int) {
 	return nil, 0
 }
 
-func decodeCtNew(_ nft.Family, ex []expr.Any) (nft.Stmt, int) {
+// decodeCtState reads "ct state new" and "ct state invalid".
+func decodeCtState(_ nft.Family, ex []expr.Any) (nft.Stmt, int) {
 	if len(ex) < 3 {
 		return nil, 0
 	}
 	ct, ok1 := ex[0].(*expr.Ct)
 	bw, ok2 := ex[1].(*expr.Bitwise)
 	cmp, ok3 := ex[2].(*expr.Cmp)
-	if ok1 && ok2 && ok3 && *ct == (expr.Ct{Register: reg1, Key: expr.CtKeySTATE}) &&
-		isMask(bw, expr.CtStateBitNEW) && isCmp(cmp, expr.CmpOpNeq, 4) && native(cmp.Data) == 0 {
+	if !ok1 || !ok2 || !ok3 || *ct != (expr.Ct{Register: reg1, Key: expr.CtKeySTATE}) ||
+		!isCmp(cmp, expr.CmpOpNeq, 4) || native(cmp.Data) != 0 {
+		return nil, 0
+	}
+	switch {
+	case isMask(bw, expr.CtStateBitNEW):
 		return nft.MatchNew{}, 3
+	case isMask(bw, expr.CtStateBitINVALID):
+		return nft.MatchInvalid{}, 3
 	}
 	return nil, 0
 }

@@ -40,8 +40,9 @@ func encodeStmt(f nft.Family, s nft.Stmt) ([]expr.Any, error) {
 	case nft.MatchPort:
 		return []expr.Any{loadDport(reg1), cmpEq(reg1, binaryutil.BigEndian.PutUint16(s.Port))}, nil
 	case nft.MatchNew:
-		return []expr.Any{&expr.Ct{Register: reg1, Key: expr.CtKeySTATE},
-			maskReg(expr.CtStateBitNEW), &expr.Cmp{Op: expr.CmpOpNeq, Register: reg1, Data: native32(0)}}, nil
+		return matchCtState(expr.CtStateBitNEW), nil
+	case nft.MatchInvalid:
+		return matchCtState(expr.CtStateBitINVALID), nil
 	case nft.MatchMarkClear:
 		return []expr.Any{loadMark(), maskReg(s.Bits), cmpEq(reg1, native32(0))}, nil
 	case nft.InSet:
@@ -244,4 +245,11 @@ var verdictKinds = map[nft.VerdictKind]expr.VerdictKind{
 
 func encodeVerdict(v nft.Verdict) *expr.Verdict {
 	return &expr.Verdict{Kind: verdictKinds[v.Kind], Chain: v.Chain}
+}
+
+// matchCtState matches packets whose conntrack state has bit set: nft's
+// "ct state new" is "ct state & new != 0".
+func matchCtState(bit uint32) []expr.Any {
+	return []expr.Any{&expr.Ct{Register: reg1, Key: expr.CtKeySTATE},
+		maskReg(bit), &expr.Cmp{Op: expr.CmpOpNeq, Register: reg1, Data: native32(0)}}
 }

@@ -24,7 +24,7 @@ type stmtKey struct {
 
 func cachedStmt(s nft.Stmt) bool {
 	switch s.(type) {
-	case nft.Random, nft.MatchProto, nft.MatchNew, nft.MatchMarkClear, nft.SetMark,
+	case nft.Random, nft.MatchProto, nft.MatchNew, nft.MatchInvalid, nft.MatchMarkClear, nft.SetMark,
 		nft.Masquerade, nft.Reject, nft.Verdict:
 		return true
 	}

@@ -199,6 +199,8 @@ func (t *tracer) stmt(at loc, s nft.Stmt, w *walker, depth int) (outs []*walker,
 		ok = w.dport == s.Port
 	case nft.MatchNew:
 		ok = true // every traced packet starts a connection
+	case nft.MatchInvalid:
+		ok = false // a traced packet is the first of a valid connection
 	case nft.MatchMarkClear:
 		ok = w.mark&s.Bits == 0
 	case nft.SetMark:

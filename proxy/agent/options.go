@@ -18,6 +18,8 @@ func CompilerOptions(c *config.Configuration, node model.Node) compile.Options {
 	o.NodePortAddresses = c.NodePortCIDRs()
 	o.LoadBalancing = c.LoadBalancing.Default
 	o.Maglev = compile.Maglev{TableSize: c.LoadBalancing.Maglev.TableSize, Seed: c.LoadBalancing.Maglev.Seed}
+	o.DropInvalid = c.Conntrack.DropInvalid
+	o.DropNodePortsOnOtherAddresses = c.DropNodePortsOnOtherAddresses
 	switch c.DetectLocalMode {
 	case config.LocalModeNodeCIDR:
 		o.LocalCIDRs = append([]netip.Prefix(nil), node.PodCIDRs...)

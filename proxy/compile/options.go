@@ -32,6 +32,14 @@ type Options struct {
 	// Maglev shapes the lookup tables of Services that use Maglev; zero
 	// fields take the defaults.
 	Maglev Maglev
+	// DropInvalid drops forwarded packets that conntrack marks invalid,
+	// as kube-proxy's iptables mode does: an out-of-window retransmit to an
+	// endpoint would otherwise go on un-NATed and draw a reset from it.
+	DropInvalid bool
+	// DropNodePortsOnOtherAddresses drops new connections to a NodePort in
+	// use on a node address that NodePortAddresses leaves out (loopback
+	// included), rather than handing them to whatever listens on the host.
+	DropNodePortsOnOtherAddresses bool
 }
 
 // Maglev shapes Maglev lookup tables. Every node must have the same values,

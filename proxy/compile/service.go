@@ -76,6 +76,9 @@ func (c *compiler) servicePort(b *builder, ref portRef, clusterIPs []netip.Addr)
 	sets, hairpin := c.endpointSets(ref, b.family)
 	external := externalIPs(ref.svc, b.family)
 	c.firewall(b, ref)
+	if ref.port.NodePort != 0 && c.opts.DropNodePortsOnOtherAddresses {
+		b.addElement(nft.SetNodePortsInUse, nft.Element{Key: ref.nodePortKey()})
+	}
 	if !sets.any {
 		c.noEndpoints(b, ref, clusterIPs, external)
 		return

@@ -14,15 +14,11 @@ const (
 // the base chains and the chains whose rules depend only on Options.
 func skeleton(f nft.Family, o Options) *nft.Table {
 	t := partialTable(f)
-	for _, bc := range baseChains {
-		base := bc.base
-		ch := &nft.Chain{Name: bc.name, Base: &base}
-		for _, stmts := range bc.rules {
-			ch.Rules = append(ch.Rules, nft.Rule{Stmts: stmts})
-		}
-		t.Chains = append(t.Chains, ch)
-	}
+	t.Chains = append(t.Chains, baseChains(o)...)
 	t.Chains = append(t.Chains, fixedChains(f, o)...)
+	if o.DropNodePortsOnOtherAddresses {
+		t.Chains = append(t.Chains, nodePortAddressChain())
+	}
 	if !o.MasqueradeAll && len(o.localCIDRs(f)) > 0 {
 		t.Chains = append(t.Chains, nonClusterChain(f, o))
 	}
@@ -57,6 +53,7 @@ type setSpec struct {
 var sets = []setSpec{
 	{nft.SetClusterIPs, addrKey, false, "Active ClusterIPs", nil, nil},
 	{nft.SetServiceCIDRs, addrKey, false, "ServiceCIDRs: new traffic to an address in them that no Service holds is dropped", nil, nil},
+	{nft.SetNodePortsInUse, portKey, false, "NodePorts of Services, dropped on addresses that take no NodePort traffic", nil, nil},
 	{nft.SetNodePortIPs, addrKey, false, "IPs that accept NodePort traffic", nil, nil},
 	{nft.SetHairpin, pairKey, false, "Endpoints reaching themselves through a Service: masqueraded", nil, nil},
 	{nft.SetClusterIPPorts, svcKey, false, "ClusterIPs and ports: to their endpoints", nil, nil},
@@ -140,30 +137,48 @@ func typesOf(f nft.Family, fields []nft.Field) []nft.DataType {
 // default would cap it at 65,535 clients for the whole node.
 const affinitySize = 1 << 20
 
-func newStmt(v nft.Verdict) []nft.Stmt { return []nft.Stmt{nft.MatchNew{}, v} }
-
 // baseChains are the hooks we attach to, with the jumps each one makes.
-var baseChains = []struct {
-	name  string
-	base  nft.Base
-	rules [][]nft.Stmt
-}{
-	{"filter-prerouting-pre-dnat", nft.Base{Type: "filter", Hook: "prerouting", Priority: priorityPreDNAT},
-		[][]nft.Stmt{newStmt(nft.JumpTo(nft.ChainFirewallCheck))}},
-	{"filter-output-pre-dnat", nft.Base{Type: "filter", Hook: "output", Priority: priorityPreDNAT},
-		[][]nft.Stmt{newStmt(nft.JumpTo(nft.ChainFirewallCheck))}},
-	{"filter-input", nft.Base{Type: "filter", Hook: "input", Priority: priorityFilter},
-		[][]nft.Stmt{newStmt(nft.JumpTo(nft.ChainNodePortEPCheck)), newStmt(nft.JumpTo(nft.ChainServiceEPCheck))}},
-	{"filter-forward", nft.Base{Type: "filter", Hook: "forward", Priority: priorityFilter},
-		[][]nft.Stmt{newStmt(nft.JumpTo(nft.ChainServiceEPCheck)), newStmt(nft.JumpTo(nft.ChainClusterIPsCheck))}},
-	{"filter-output", nft.Base{Type: "filter", Hook: "output", Priority: priorityFilter},
-		[][]nft.Stmt{newStmt(nft.JumpTo(nft.ChainServiceEPCheck)), newStmt(nft.JumpTo(nft.ChainClusterIPsCheck))}},
-	{"nat-prerouting", nft.Base{Type: "nat", Hook: "prerouting", Priority: priorityDstNAT},
-		[][]nft.Stmt{{nft.JumpTo(nft.ChainServices)}}},
-	{"nat-output", nft.Base{Type: "nat", Hook: "output", Priority: priorityDstNAT},
-		[][]nft.Stmt{{nft.JumpTo(nft.ChainServices)}}},
-	{"nat-postrouting", nft.Base{Type: "nat", Hook: "postrouting", Priority: prioritySrcNAT},
-		[][]nft.Stmt{{nft.JumpTo(nft.ChainMasquerading)}}},
+func baseChains(o Options) []*nft.Chain {
+	var forward, input []nft.Rule
+	if o.DropInvalid {
+		forward = append(forward, nft.Rule{Stmts: append([]nft.Stmt{nft.MatchInvalid{}}, dropInto(nft.CounterDropInvalidState)...),
+			Comment: "conntrack state invalid"})
+	}
+	if o.DropNodePortsOnOtherAddresses {
+		input = append(input, newRule(nft.JumpTo(nft.ChainNodePortAddress)))
+	}
+	return []*nft.Chain{
+		baseChain("filter-prerouting-pre-dnat", "filter", "prerouting", priorityPreDNAT, newRule(nft.JumpTo(nft.ChainFirewallCheck))),
+		baseChain("filter-output-pre-dnat", "filter", "output", priorityPreDNAT, newRule(nft.JumpTo(nft.ChainFirewallCheck))),
+		baseChain("filter-input", "filter", "input", priorityFilter, append(input,
+			newRule(nft.JumpTo(nft.ChainNodePortEPCheck)), newRule(nft.JumpTo(nft.ChainServiceEPCheck)))...),
+		baseChain("filter-forward", "filter", "forward", priorityFilter, append(forward,
+			newRule(nft.JumpTo(nft.ChainServiceEPCheck)), newRule(nft.JumpTo(nft.ChainClusterIPsCheck)))...),
+		baseChain("filter-output", "filter", "output", priorityFilter,
+			newRule(nft.JumpTo(nft.ChainServiceEPCheck)), newRule(nft.JumpTo(nft.ChainClusterIPsCheck))),
+		baseChain("nat-prerouting", "nat", "prerouting", priorityDstNAT, rule(nft.JumpTo(nft.ChainServices))),
+		baseChain("nat-output", "nat", "output", priorityDstNAT, rule(nft.JumpTo(nft.ChainServices))),
+		baseChain("nat-postrouting", "nat", "postrouting", prioritySrcNAT, rule(nft.JumpTo(nft.ChainMasquerading))),
+	}
+}
+
+func baseChain(name, typ, hook string, priority int, rules ...nft.Rule) *nft.Chain {
+	return &nft.Chain{Name: name, Base: &nft.Base{Type: typ, Hook: hook, Priority: priority}, Rules: rules}
+}
+
+// newRule is a rule that applies v to packets starting a connection.
+func newRule(v nft.Verdict) nft.Rule { return rule(nft.MatchNew{}, v) }
+
+// nodePortAddressChain drops new connections to a NodePort in use that
+// arrive on an address outside nodeport-ips. It runs in the input hook,
+// after DNAT: NodePort traffic that was served has an endpoint as its
+// destination by then.
+func nodePortAddressChain() *nft.Chain {
+	return &nft.Chain{Name: nft.ChainNodePortAddress, Rules: []nft.Rule{
+		rule(nft.InSet{Keys: daddr, Set: nft.SetNodePortIPs}, nft.Verdict{Kind: nft.Return}),
+		{Stmts: append([]nft.Stmt{nft.InSet{Keys: protoPort, Set: nft.SetNodePortsInUse}}, dropInto(nft.CounterDropNodePortAddress)...),
+			Comment: "NodePort on an address that takes none"},
+	}}
 }
 
 var (
