@@ -11,6 +11,8 @@ import (
 
 	"github.com/nftproxy/nftproxy/integration/lab"
 	"github.com/nftproxy/nftproxy/nft"
+	"github.com/nftproxy/nftproxy/proxy/model"
+	"github.com/nftproxy/nftproxy/proxy/model/synth"
 )
 
 // TestReadBack proves that the netlink reader decodes exactly what the
@@ -190,4 +192,19 @@ func TestKernelFailsLikeTheFake(t *testing.T) {
 		})
 	}
 	assertInSync(t, p)
+}
+
+// TestReadBackWhileResizing reads the tables back right after the commit
+// that filled them: the kernel is still growing its hash sets' tables then,
+// which reorders what a dump walks between its parts, and a read that took
+// the parts as they came would miss elements and repeat others.
+func TestReadBackWhileResizing(t *testing.T) {
+	c := lab.NewCluster(t, 0)
+	p := newProxy(t, c)
+	p.opts.LocalCIDRs = nil
+	for range 3 {
+		p.sync(t, *synth.Plain(5000, 10))
+		assertInSync(t, p)
+		p.sync(t, model.Snapshot{})
+	}
 }

@@ -3,6 +3,7 @@ package kernel
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 
@@ -56,6 +57,9 @@ func dumpOn(conn *netlink.Conn, msgType int, fam byte, attrs []netlink.Attribute
 		return err
 	}
 	for m, err := range conn.ReceiveIter() {
+		if err == nil && m.Header.Flags&netlink.DumpInterrupted != 0 {
+			err = errInconsistentDump
+		}
 		if err == nil {
 			err = fn(m.Data)
 		}
@@ -65,6 +69,11 @@ func dumpOn(conn *netlink.Conn, msgType int, fam byte, attrs []netlink.Attribute
 	}
 	return nil
 }
+
+// errInconsistentDump is a dump that changed while it was read: a commit
+// interrupted it (the kernel says so), or a set's table was resized under
+// it (readElements).
+var errInconsistentDump = errors.New("dump inconsistent: the kernel's objects changed while they were read")
 
 // dumpBuffer is the receive buffer for dumps. The kernel sizes each part of
 // a dump to the largest buffer the reader has used (up to 32 KiB); the

@@ -104,10 +104,10 @@ func (k *Kernel) readSetElements(s *nft.Set, ks *nftables.Set) error {
 	if !isRangeSet(s) {
 		return k.readElements(ks, func(e nftables.SetElement) {
 			s.Elements = append(s.Elements, decodeElement(s, e))
-		})
+		}, func() { s.Elements = s.Elements[:0] })
 	}
 	var raw []nftables.SetElement
-	err := k.readElements(ks, func(e nftables.SetElement) { raw = append(raw, e) })
+	err := k.readElements(ks, func(e nftables.SetElement) { raw = append(raw, e) }, func() { raw = raw[:0] })
 	elems, ok := decodeRanges(raw)
 	s.Elements = elems
 	if !ok {

@@ -40,7 +40,7 @@ func (k *Kernel) ReadDynamic(f nft.Family, name string) ([]Timed, error) {
 		var out []Timed
 		err = k.readElements(ks, func(e nftables.SetElement) {
 			out = append(out, Timed{Element: decodeElement(s, e), Expires: e.Expires})
-		})
+		}, func() { out = out[:0] })
 		return out, err
 	}
 	return nil, nil

@@ -1,7 +1,9 @@
 package kernel
 
 import (
+	"errors"
 	"fmt"
+	"hash/maphash"
 	"time"
 
 	"github.com/google/nftables"
@@ -18,10 +20,40 @@ const nftaSetElemKeyEnd = 10
 // through google/nftables' GetSetElements. It decodes what decodeElement
 // reads: keys, data and the interval-end flag, and hands each element to
 // fn as its part of the dump arrives.
-func (k *Kernel) readElements(ks *nftables.Set, fn func(nftables.SetElement)) error {
+//
+// A dump that comes back inconsistent is dumped again, after reset has
+// undone what fn kept of it. The kernel flags a dump that a commit
+// interrupted; it does not flag one that a resize of a hash set's table
+// interrupted, which it does in the background after a large insert. Each
+// part of a dump resumes by counting the elements it walks, so after a
+// resize the parts overlap: some elements come twice and as many not at
+// all. An element seen twice is how such a dump shows.
+func (k *Kernel) readElements(ks *nftables.Set, fn func(nftables.SetElement), reset func()) error {
+	var err error
+	for attempt := 1; attempt <= dumpAttempts; attempt++ {
+		if attempt > 1 {
+			reset()
+			time.Sleep(time.Duration(attempt-1) * 50 * time.Millisecond)
+		}
+		if err = k.dumpElements(ks, fn); !errors.Is(err, errInconsistentDump) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("dump elements of %s: %w", ks.Name, err)
+	}
+	return nil
+}
+
+// dumpAttempts bounds the dumps of one set: a table resize settles within
+// milliseconds; a dump still inconsistent after these is an error.
+const dumpAttempts = 5
+
+func (k *Kernel) dumpElements(ks *nftables.Set, fn func(nftables.SetElement)) error {
 	fam := byte(ks.Table.Family)
 	var elems []nftables.SetElement
-	err := k.dump(unix.NFT_MSG_GETSETELEM, fam, []netlink.Attribute{
+	seen := map[uint64]struct{}{}
+	return k.dump(unix.NFT_MSG_GETSETELEM, fam, []netlink.Attribute{
 		{Type: unix.NFTA_SET_ELEM_LIST_TABLE, Data: []byte(ks.Table.Name + "\x00")},
 		{Type: unix.NFTA_SET_ELEM_LIST_SET, Data: []byte(ks.Name + "\x00")},
 	}, func(b []byte) error {
@@ -30,15 +62,33 @@ func (k *Kernel) readElements(ks *nftables.Set, fn func(nftables.SetElement)) er
 			return fmt.Errorf("decode: %w", err)
 		}
 		for _, e := range elems {
+			id := elementID(e)
+			if _, dup := seen[id]; dup {
+				return errInconsistentDump
+			}
+			seen[id] = struct{}{}
 			fn(e)
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("dump elements of %s: %w", ks.Name, err)
-	}
-	return nil
 }
+
+// elementID identifies an element within its set: a hash of its key, its
+// range end and whether it ends a range (an interval set may hold an end
+// and a start at one address). A collision only costs a second dump.
+func elementID(e nftables.SetElement) uint64 {
+	var h maphash.Hash
+	h.SetSeed(elementSeed)
+	h.Write(e.Key)
+	h.WriteByte(0)
+	h.Write(e.KeyEnd)
+	if e.IntervalEnd {
+		h.WriteByte(1)
+	}
+	return h.Sum64()
+}
+
+var elementSeed = maphash.MakeSeed()
 
 // appendElements decodes the NFTA_SET_ELEM_LIST_ELEMENTS of one message.
 func appendElements(out []nftables.SetElement, b []byte) ([]nftables.SetElement, error) {
