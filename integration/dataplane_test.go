@@ -64,9 +64,10 @@ func TestDataplaneWatchAndRepair(t *testing.T) {
 		{"flush chain ip kube-proxy pick-endpoint", 1 + len(p.committed[nft.IPv4].Chain("pick-endpoint").Rules)},
 		{"add rule ip kube-proxy services counter", 1 + len(p.committed[nft.IPv4].Chain("services").Rules)},
 		{"add chain ip6 kube-proxy stray", 2},
-		// A range's start and end are announced apart: the table is rebuilt.
-		{"delete element ip kube-proxy service-cidrs { 10.97.0.0/16 }", 0},
-		{"add element ip6 kube-proxy service-cidrs { fd00:99::/64 }", 0},
+		// A range's start and end are announced apart, and paired again.
+		{"delete element ip kube-proxy service-cidrs { 10.97.0.0/16 }", 1},
+		{"add element ip6 kube-proxy service-cidrs { fd00:99::/64 }", 1},
+		{"add element ip kube-proxy service-cidrs { 10.98.0.0-10.98.0.2 }", 0}, // no prefix: rebuilt
 		{"delete table ip kube-proxy", 0},
 	} {
 		t.Run(tc.tamper, func(t *testing.T) {

@@ -37,6 +37,8 @@ func kinds(rs nft.Ruleset) []kind {
 		{"element deleted (endpoints)", element("endpoints"), true},
 		{"chain flushed (pick-endpoint)", fixed("flush", "chain", "ip", nft.TableName, "pick-endpoint"), true},
 		{"rule added (services)", fixed("add", "rule", "ip", nft.TableName, "services", "counter"), true},
+		{"range deleted (service-cidrs)", fixed("delete", "element", "ip", nft.TableName, "service-cidrs", "{ 10.96.0.0/12 }"), true},
+		{"range added (service-cidrs)", fixed("add", "element", "ip", nft.TableName, "service-cidrs", "{ 10.200.0.0/16 }"), true},
 		{"table deleted (ip)", fixed("delete", "table", "ip", nft.TableName), true},
 		{fmt.Sprintf("map flushed (endpoints, %d elements)", len(t.Set("endpoints").Elements)),
 			fixed("flush", "map", "ip", nft.TableName, "endpoints"), true},

@@ -75,6 +75,8 @@ func setUp(t testing.TB, cfg config) *bench {
 	}
 	t.Cleanup(func() { _ = b.poll.Close() })
 	snap := synth.Cluster(synth.Spec{Services: cfg.services, Endpoints: cfg.endpoints, Mixed: true})
+	// The ServiceCIDR every cluster has, covering the synthetic ClusterIPs.
+	snap.ServiceCIDRs = []model.ServiceCIDR{{Name: "kubernetes", CIDRs: []netip.Prefix{netip.PrefixFrom(synth.ClusterIPBase, 12)}}}
 	node := model.Node{Name: synth.NodeName, IPs: []netip.Addr{netip.MustParseAddr("10.0.1.1")}}
 	opts := compile.DefaultOptions()
 	opts.LocalCIDRs = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}

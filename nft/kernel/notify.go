@@ -53,6 +53,9 @@ type subscription struct {
 	conn *netlink.Conn
 	own  uint32 // port ID of the Kernel's batch socket
 	defs setDefs
+	// ranges: the bounds of range-set elements of the transaction being
+	// announced (notify_range.go).
+	ranges []*rangeBounds
 	// The reader blocks in a receive; a read deadline in the past wakes
 	// it, to report a loss Apply found (lost) or to end (closing).
 	mu      sync.Mutex
@@ -152,7 +155,7 @@ func (s *subscription) run(ctx context.Context, out chan<- nft.Commit) {
 			s.discardQueued()
 		}
 		if s.takeLost() || errors.Is(err, unix.ENOBUFS) {
-			changes = nil // of a transaction partly dropped
+			changes, s.ranges = nil, nil // of a transaction partly dropped
 			if !send(ctx, out, nft.Commit{Lost: true}) {
 				return
 			}
@@ -217,7 +220,7 @@ func (s *subscription) handle(m netlink.Message, changes *[]nft.Change) (nft.Com
 		}
 		return nft.Commit{}, false
 	}
-	c := nft.Commit{Changes: *changes}
+	c := nft.Commit{Changes: append(*changes, s.takeRanges()...)}
 	*changes = nil
 	if ours {
 		return nft.Commit{}, false

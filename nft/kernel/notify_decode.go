@@ -108,15 +108,18 @@ func announcedAttrs(b []byte, typ int) announced {
 
 // elementChanges decodes the elements of one element message against the
 // definition of their set; an element of a set we cannot find is reported
-// undecoded (nil), and those of a rule's anonymous set not at all. So is
-// one of a range set (service-cidrs): the kernel announces a range's start
-// and its end as elements of their own, one message each, and neither
-// alone is the prefix the mirror holds (element_range.go).
+// undecoded (nil), and those of a rule's anonymous set not at all. Those of
+// a range set (service-cidrs) wait for the end of the transaction, to be
+// paired into ranges (notify_range.go).
 func (s *subscription) elementChanges(f nft.Family, kind nft.ChangeKind, set string, data []byte) []nft.Change {
 	elems, err := appendElements(nil, data)
 	def := s.defs.get(f, set)
-	if err != nil || (def != nil && isRangeSet(def)) {
+	if err != nil {
 		return []nft.Change{{Kind: kind, Family: f, Name: set}}
+	}
+	if def != nil && isRangeSet(def) {
+		s.gatherRange(f, kind, set, elems)
+		return nil
 	}
 	out := make([]nft.Change, 0, len(elems))
 	for _, e := range elems {
