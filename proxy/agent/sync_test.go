@@ -134,11 +134,7 @@ func TestHooksAfterSuccessOnly(t *testing.T) {
 func TestFailureRetriesFull(t *testing.T) {
 	h := newHarness(t, node(), service("web"))
 	h.start()
-	if _, err := h.sync(); err != nil {
-		t.Fatal(err)
-	}
-	_, _ = h.client.CoreV1().Services("default").Create(t.Context(), service("api"), metav1.CreateOptions{})
-	h.pendingChanges(1)
+	h.queueAfterSync()
 	h.dp.then(dataplane.Result{Families: []compile.FamilyStatus{{Family: nft.IPv4}}}, errRejected)
 	if _, err := h.sync(); err == nil {
 		t.Fatal("sync succeeded, want the data plane's error")
