@@ -3,9 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -51,17 +52,8 @@ func compare(runs []string, focus, skipFile string, w io.Writer) error {
 		cols = append(cols, col)
 	}
 	writeCounts(w, cols)
-	writeRows(w, cols, sorted(names))
+	writeRows(w, cols, slices.Sorted(maps.Keys(names)))
 	return nil
-}
-
-func sorted(set map[string]bool) []string {
-	var out []string
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // writeHeader writes a table's header: first (an empty corner when ""), a
