@@ -185,22 +185,22 @@ func TestEventsOnce(t *testing.T) {
 	}
 }
 
-func gauge(t *testing.T, g prometheus.Gauge) float64 {
-	t.Helper()
-	var m dto.Metric
-	if err := g.Write(&m); err != nil {
-		t.Fatal(err)
-	}
-	return m.GetGauge().GetValue()
-}
-
-func counter(t *testing.T, c prometheus.Counter) float64 {
+// written is what c reports to a scrape.
+func written(t *testing.T, c prometheus.Metric) *dto.Metric {
 	t.Helper()
 	var m dto.Metric
 	if err := c.Write(&m); err != nil {
 		t.Fatal(err)
 	}
-	return m.GetCounter().GetValue()
+	return &m
+}
+
+func gauge(t *testing.T, g prometheus.Gauge) float64 {
+	return written(t, g).GetGauge().GetValue()
+}
+
+func counter(t *testing.T, c prometheus.Counter) float64 {
+	return written(t, c).GetCounter().GetValue()
 }
 
 // TestMetricsAfterSync: network programming latency from the slice's
@@ -290,12 +290,7 @@ func TestNetworkProgrammingOncePerChange(t *testing.T) {
 }
 
 func histogram(t *testing.T, h prometheus.Observer) *dto.Histogram {
-	t.Helper()
-	var m dto.Metric
-	if err := h.(prometheus.Metric).Write(&m); err != nil {
-		t.Fatal(err)
-	}
-	return m.GetHistogram()
+	return written(t, h.(prometheus.Metric)).GetHistogram()
 }
 
 // TestRepairsReported: the data plane's own repairs are counted and
