@@ -67,6 +67,41 @@ need() {
 	fi
 }
 
+# image KEY NAME FILL ENTRYPOINT_JSON [CMD_JSON]: prints the path of the
+# test image NAME in the cache, KEY (its name and version) naming the
+# archive there. Built when the cache lacks it: FILL ROOTFS fills a new
+# ROOTFS, which becomes the image.
+image() {
+	local archive="$cache/images/$1-$recipe.tar" name="$2" fill="$3" entrypoint="$4" cmd="${5:-}" rootfs
+	if [ ! -f "$archive" ]; then
+		rootfs="$(mktemp -d)"
+		trap 'rm -rf "$rootfs"' RETURN
+		"$fill" "$rootfs"
+		build "$name" "$archive" "$rootfs" "$entrypoint" "$cmd"
+	fi
+	echo "$archive"
+}
+
+# kube_binary NAME PATH: the Kubernetes binary NAME (hack/kube-binary.sh),
+# installed at PATH.
+kube_binary() {
+	local bin
+	bin="$(hack/kube-binary.sh "$1")"
+	install -D -m 755 "$bin" "$2"
+}
+
+# add_busybox ROOTFS [APPLET...]: the static busybox, and a link to it in
+# ROOTFS/bin for each of its applets but those named.
+add_busybox() {
+	local rootfs="$1" a; shift
+	need /bin/busybox busybox-static
+	install -D -m 755 /bin/busybox "$rootfs/bin/busybox"
+	for a in $(/bin/busybox --list); do
+		case " busybox $* " in *" $a "*) continue ;; esac
+		ln -s busybox "$rootfs/bin/$a"
+	done
+}
+
 nftproxy_image() {
 	local version image rootfs
 	version="$(git describe --tags --always --dirty 2>/dev/null || echo dev)"
@@ -80,18 +115,12 @@ nftproxy_image() {
 	echo "$root/bin/nftproxy-image.tar"
 }
 
-pause_image() {
-	local archive="$cache/images/pause-3.10.2-$recipe.tar" agnhost rootfs
-	if [ -f "$archive" ]; then echo "$archive"; return; fi
-	agnhost="$(hack/kube-binary.sh agnhost)"
-	rootfs="$(mktemp -d)"
-	trap 'rm -rf "$rootfs"' RETURN
-	# agnhost's pause subcommand sleeps until SIGINT/SIGTERM, which is all
-	# a sandbox needs from its first process (containerd shares no PID
-	# namespace between containers, so it reaps nothing).
-	install -D -m 755 "$agnhost" "$rootfs/agnhost"
-	build "$PAUSE_IMAGE" "$archive" "$rootfs" '["/agnhost", "pause"]'
-	echo "$archive"
+# pause_rootfs ROOTFS: agnhost, whose pause subcommand sleeps until
+# SIGINT/SIGTERM, which is all a sandbox needs from its first process
+# (containerd shares no PID namespace between containers, so it reaps
+# nothing).
+pause_rootfs() {
+	kube_binary agnhost "$1/agnhost"
 }
 
 # shell_tools ROOTFS: what the suite's tests exec in its Alpine-based
@@ -103,8 +132,7 @@ pause_image() {
 # busybox's wget: linked statically against glibc, its name lookups load
 # this image's NSS modules and it crashes (segmentation fault).
 shell_tools() {
-	local rootfs="$1" a
-	need /bin/busybox busybox-static
+	local rootfs="$1"
 	need /bin/dash dash
 	need /bin/bash bash
 	need /bin/nc.openbsd netcat-openbsd
@@ -113,11 +141,7 @@ shell_tools() {
 	need /usr/bin/dig bind9-dnsutils
 	need /usr/bin/getent libc-bin
 	need /usr/bin/ss iproute2
-	install -D -m 755 /bin/busybox "$rootfs/bin/busybox"
-	for a in $(/bin/busybox --list); do
-		case "$a" in busybox | sh | ash | nc | wget | ip | ss) continue ;; esac
-		ln -s busybox "$rootfs/bin/$a"
-	done
+	add_busybox "$rootfs" sh ash nc wget ip ss
 	copy_with_libs "$rootfs" /bin/dash /bin/bash /bin/nc.openbsd /usr/bin/curl /usr/bin/wget \
 		/usr/bin/dig /usr/bin/getent /usr/bin/ss /usr/bin/ip
 	# glibc loads these by name at run time (NSS: /etc/hosts, then DNS), so
@@ -132,113 +156,56 @@ shell_tools() {
 	printf 'root:x:0:\n' >"$rootfs/etc/group"
 }
 
-agnhost_image() {
-	local archive="$cache/images/agnhost-2.66.1-$recipe.tar" agnhost rootfs
-	if [ -f "$archive" ]; then echo "$archive"; return; fi
-	agnhost="$(hack/kube-binary.sh agnhost)"
-	rootfs="$(mktemp -d)"
-	trap 'rm -rf "$rootfs"' RETURN
-	install -D -m 755 "$agnhost" "$rootfs/agnhost"
+agnhost_rootfs() {
+	local rootfs="$1" src
+	kube_binary agnhost "$rootfs/agnhost"
 	# porter's TLS ports serve these (upstream's image has them in /, its
 	# working directory): the files of the same Kubernetes version.
-	local src
 	src="$(cd hack/tools/kubernetes && go list -m -f '{{.Dir}}' k8s.io/kubernetes)/test/images/agnhost/porter"
 	install -m 644 "$src/localhost.crt" "$src/localhost.key" "$rootfs/"
 	shell_tools "$rootfs"
-	build "$AGNHOST_IMAGE" "$archive" "$rootfs" '["/agnhost"]' '["pause"]'
-	echo "$archive"
 }
 
-dnsutils_image() {
-	local archive="$cache/images/glibc-dns-testing-2.1.1-$recipe.tar" rootfs
-	if [ -f "$archive" ]; then echo "$archive"; return; fi
-	rootfs="$(mktemp -d)"
-	trap 'rm -rf "$rootfs"' RETURN
-	shell_tools "$rootfs"
-	build "$DNSUTILS_IMAGE" "$archive" "$rootfs" '["/bin/sh"]'
-	echo "$archive"
+regression_74839_rootfs() {
+	kube_binary regression-issue-74839 "$1/regression-issue-74839"
 }
 
-distroless_iptables_image() {
-	local archive="$cache/images/distroless-iptables-v0.9.9-$recipe.tar" rootfs
-	if [ -f "$archive" ]; then echo "$archive"; return; fi
-	rootfs="$(mktemp -d)"
-	trap 'rm -rf "$rootfs"' RETURN
-	shell_tools "$rootfs"
-	build "$DISTROLESS_IPTABLES_IMAGE" "$archive" "$rootfs" '["/bin/sh"]'
-	echo "$archive"
+# busybox_rootfs ROOTFS: upstream's image is busybox alone, its sh included.
+busybox_rootfs() {
+	add_busybox "$1"
+	mkdir -p "$1/tmp" "$1/etc"
+	chmod 1777 "$1/tmp"
 }
 
-regression_74839_image() {
-	local archive="$cache/images/regression-issue-74839-1.5-$recipe.tar" bin rootfs
-	if [ -f "$archive" ]; then echo "$archive"; return; fi
-	bin="$(hack/kube-binary.sh regression-issue-74839)"
-	rootfs="$(mktemp -d)"
-	trap 'rm -rf "$rootfs"' RETURN
-	install -D -m 755 "$bin" "$rootfs/regression-issue-74839"
-	build "$REGRESSION_74839_IMAGE" "$archive" "$rootfs" '["/regression-issue-74839"]'
-	echo "$archive"
-}
-
-# busybox_image: upstream's is busybox alone, its sh included.
-busybox_image() {
-	local archive="$cache/images/busybox-1.37.0-2-$recipe.tar" rootfs a
-	if [ -f "$archive" ]; then echo "$archive"; return; fi
-	need /bin/busybox busybox-static
-	rootfs="$(mktemp -d)"
-	trap 'rm -rf "$rootfs"' RETURN
-	install -D -m 755 /bin/busybox "$rootfs/bin/busybox"
-	for a in $(/bin/busybox --list); do
-		[ "$a" = busybox ] || ln -s busybox "$rootfs/bin/$a"
-	done
-	mkdir -p "$rootfs/tmp" "$rootfs/etc"
-	chmod 1777 "$rootfs/tmp"
-	build "$BUSYBOX_IMAGE" "$archive" "$rootfs" '["/bin/sh"]'
-	echo "$archive"
-}
-
-# kube_proxy_image: kube-proxy and nft with its libraries. nftables mode
-# needs nothing else at run time (conntrack entries are deleted over
+# kube_proxy_rootfs ROOTFS: kube-proxy and nft with its libraries. nftables
+# mode needs nothing else at run time (conntrack entries are deleted over
 # netlink).
-kube_proxy_image() {
-	local archive="$cache/images/kube-proxy-$KUBE_VERSION-$recipe.tar" bin rootfs
-	if [ -f "$archive" ]; then echo "$archive"; return; fi
+kube_proxy_rootfs() {
 	need /usr/sbin/nft nftables
-	bin="$(hack/kube-binary.sh kube-proxy)"
-	rootfs="$(mktemp -d)"
-	trap 'rm -rf "$rootfs"' RETURN
-	install -D -m 755 "$bin" "$rootfs/usr/local/bin/kube-proxy"
-	copy_with_libs "$rootfs" /usr/sbin/nft
-	mkdir -p "$rootfs/tmp" "$rootfs/run"
-	build "$KUBE_PROXY_IMAGE" "$archive" "$rootfs" '["/usr/local/bin/kube-proxy"]'
-	echo "$archive"
+	kube_binary kube-proxy "$1/usr/local/bin/kube-proxy"
+	copy_with_libs "$1" /usr/sbin/nft
+	mkdir -p "$1/tmp" "$1/run"
 }
 
-coredns_image() {
-	local archive="$cache/images/coredns-$COREDNS_VERSION-$recipe.tar" bin rootfs
-	if [ -f "$archive" ]; then echo "$archive"; return; fi
-	bin="$cache/coredns-$COREDNS_VERSION"
+coredns_rootfs() {
+	local bin="$cache/coredns-$COREDNS_VERSION"
 	if [ ! -x "$bin" ]; then
 		echo "images: building CoreDNS $COREDNS_VERSION (first run only)" >&2
 		(cd hack/tools/coredns && CGO_ENABLED=0 nice -n 15 go build -trimpath -ldflags "-s -w" -o "$bin.tmp" .) >&2
 		mv "$bin.tmp" "$bin"
 	fi
-	rootfs="$(mktemp -d)"
-	trap 'rm -rf "$rootfs"' RETURN
-	install -D -m 755 "$bin" "$rootfs/coredns"
-	build "$COREDNS_IMAGE" "$archive" "$rootfs" '["/coredns"]'
-	echo "$archive"
+	install -D -m 755 "$bin" "$1/coredns"
 }
 
 case "${1:-}" in
 nftproxy) nftproxy_image ;;
-pause) pause_image ;;
-agnhost) agnhost_image ;;
-coredns) coredns_image ;;
-busybox) busybox_image ;;
-dnsutils) dnsutils_image ;;
-distroless-iptables) distroless_iptables_image ;;
-regression-issue-74839) regression_74839_image ;;
-kube-proxy) kube_proxy_image ;;
+pause) image pause-3.10.2 "$PAUSE_IMAGE" pause_rootfs '["/agnhost", "pause"]' ;;
+agnhost) image agnhost-2.66.1 "$AGNHOST_IMAGE" agnhost_rootfs '["/agnhost"]' '["pause"]' ;;
+coredns) image "coredns-$COREDNS_VERSION" "$COREDNS_IMAGE" coredns_rootfs '["/coredns"]' ;;
+busybox) image busybox-1.37.0-2 "$BUSYBOX_IMAGE" busybox_rootfs '["/bin/sh"]' ;;
+dnsutils) image glibc-dns-testing-2.1.1 "$DNSUTILS_IMAGE" shell_tools '["/bin/sh"]' ;;
+distroless-iptables) image distroless-iptables-v0.9.9 "$DISTROLESS_IPTABLES_IMAGE" shell_tools '["/bin/sh"]' ;;
+regression-issue-74839) image regression-issue-74839-1.5 "$REGRESSION_74839_IMAGE" regression_74839_rootfs '["/regression-issue-74839"]' ;;
+kube-proxy) image "kube-proxy-$KUBE_VERSION" "$KUBE_PROXY_IMAGE" kube_proxy_rootfs '["/usr/local/bin/kube-proxy"]' ;;
 *) echo "usage: hack/images.sh nftproxy|pause|agnhost|coredns|busybox|dnsutils|distroless-iptables|regression-issue-74839|kube-proxy" >&2; exit 2 ;;
 esac

@@ -1,6 +1,9 @@
 package nft
 
-import "fmt"
+import (
+	"fmt"
+	"iter"
+)
 
 func addElements(s *Set, elems []Element) error {
 	have := map[string]Element{}
@@ -47,13 +50,9 @@ func keyText(s *Set, e Element) string { return s.KeyText(e.Key) }
 // referencedChains returns the chains that rules or map elements point at.
 func referencedChains(t *Table) map[string]bool {
 	refs := map[string]bool{}
-	for _, c := range t.Chains {
-		for _, r := range c.Rules {
-			for _, s := range r.Stmts {
-				if v, ok := s.(Verdict); ok && v.Chain != "" {
-					refs[v.Chain] = true
-				}
-			}
+	for s := range statements(t) {
+		if v, ok := s.(Verdict); ok && v.Chain != "" {
+			refs[v.Chain] = true
 		}
 	}
 	for _, s := range t.Sets {
@@ -69,20 +68,16 @@ func referencedChains(t *Table) map[string]bool {
 // referencedSets returns the sets that rules look up.
 func referencedSets(t *Table) map[string]bool {
 	refs := map[string]bool{}
-	for _, c := range t.Chains {
-		for _, r := range c.Rules {
-			for _, s := range r.Stmts {
-				switch m := s.(type) {
-				case InSet:
-					refs[m.Set] = true
-				case DNATMap:
-					refs[m.Map] = true
-				case UpdateSet:
-					refs[m.Set] = true
-				case Vmap:
-					refs[m.Map] = true
-				}
-			}
+	for s := range statements(t) {
+		switch m := s.(type) {
+		case InSet:
+			refs[m.Set] = true
+		case DNATMap:
+			refs[m.Map] = true
+		case UpdateSet:
+			refs[m.Set] = true
+		case Vmap:
+			refs[m.Map] = true
 		}
 	}
 	return refs
@@ -114,14 +109,25 @@ func checkReferences(rs Ruleset) error {
 // referencedCounters returns the counter objects that rules count into.
 func referencedCounters(t *Table) map[string]bool {
 	refs := map[string]bool{}
-	for _, c := range t.Chains {
-		for _, r := range c.Rules {
-			for _, s := range r.Stmts {
-				if ci, ok := s.(CountInto); ok {
-					refs[ci.Counter] = true
+	for s := range statements(t) {
+		if ci, ok := s.(CountInto); ok {
+			refs[ci.Counter] = true
+		}
+	}
+	return refs
+}
+
+// statements returns every statement of the rules of t.
+func statements(t *Table) iter.Seq[Stmt] {
+	return func(yield func(Stmt) bool) {
+		for _, c := range t.Chains {
+			for _, r := range c.Rules {
+				for _, s := range r.Stmts {
+					if !yield(s) {
+						return
+					}
 				}
 			}
 		}
 	}
-	return refs
 }

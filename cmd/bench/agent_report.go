@@ -3,8 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -19,26 +20,17 @@ func writeAgentReport(w io.Writer, res *agentResults) {
 	if len(sizes) > 1 {
 		writeSizesTable(w, res, sizes)
 	}
-	for _, k := range sortedKeys(res.Skipped) {
+	for _, k := range slices.Sorted(maps.Keys(res.Skipped)) {
 		fmt.Fprintf(w, "\n%s: %s\n", k, res.Skipped[k])
 	}
 }
 
 func versionText(v map[string]string) string {
 	var parts []string
-	for _, k := range sortedKeys(v) {
+	for _, k := range slices.Sorted(maps.Keys(v)) {
 		parts = append(parts, fmt.Sprintf("%s: %s", k, v[k]))
 	}
 	return strings.Join(parts, "; ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // resultSizes lists the sizes measured, in the order first measured.

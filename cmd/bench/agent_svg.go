@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -94,7 +96,7 @@ func drawScale(w io.Writer, all []*agentResults) error {
 func sizesNote(ser map[string][]point) string {
 	var sizes []string
 	bound := false
-	for _, p := range sortedKeys(ser) {
+	for _, p := range slices.Sorted(maps.Keys(ser)) {
 		for _, pt := range ser[p] {
 			if !containsString(sizes, pt.label) {
 				sizes = append(sizes, pt.label)
@@ -247,7 +249,7 @@ func drawPanel(b *strings.Builder, i int, title string, x, y axis, ser map[strin
 			top[pt.services] = math.Max(top[pt.services], get(pt))
 		}
 	}
-	for _, p := range sortedKeys(ser) {
+	for _, p := range slices.Sorted(maps.Keys(ser)) {
 		drawSeries(b, colors[p], ser[p], px, py, get, i == 0, top)
 	}
 }
@@ -293,7 +295,7 @@ func valueLabel(v float64, seconds bool) string {
 
 func drawLegend(b *strings.Builder, ser map[string][]point) {
 	x := 380.0
-	for _, p := range sortedKeys(ser) {
+	for _, p := range slices.Sorted(maps.Keys(ser)) {
 		fmt.Fprintf(b, `<line x1="%.0f" y1="42" x2="%.0f" y2="42" stroke="%s" stroke-width="3"/>`, x, x+24, colors[p])
 		fmt.Fprintf(b, `<text x="%.0f" y="46">%s</text>`+"\n", x+30, html.EscapeString(p))
 		x += 130

@@ -10,10 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/nftproxy/nftproxy/nft/kernel"
 	"github.com/nftproxy/nftproxy/proxy/dataplane"
 	"github.com/nftproxy/nftproxy/proxy/model"
 	"github.com/nftproxy/nftproxy/proxy/model/synth"
@@ -228,12 +226,7 @@ func load(c dpConfig, k *dpCase, dir string) error {
 		return err
 	}
 	progress("loading %d Services, ours", len(k.snap.Services))
-	fd, err := k.p.node.open()
-	if err != nil {
-		return err
-	}
-	defer syscall.Close(fd)
-	kern, err := kernel.Open(fd)
+	kern, err := k.p.node.kernel()
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nftproxy/nftproxy/integration/setns"
+	"github.com/nftproxy/nftproxy/nft/kernel"
 )
 
 // netns is a network namespace this command created with `ip netns add`;
@@ -40,6 +41,17 @@ func (ns *netns) open() (int, error) {
 		return -1, fmt.Errorf("open namespace %s: %w", ns.name, err)
 	}
 	return fd, nil
+}
+
+// kernel opens our applier on the namespace's tables. kernel.Open keeps a
+// descriptor of its own, so the one opened here is closed at once.
+func (ns *netns) kernel() (*kernel.Kernel, error) {
+	fd, err := ns.open()
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	return kernel.Open(fd)
 }
 
 // exec runs a command inside the namespace and returns its combined

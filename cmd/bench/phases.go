@@ -10,8 +10,6 @@ import (
 	"slices"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/nftproxy/nftproxy/nft/kernel"
 	"github.com/nftproxy/nftproxy/proxy/compile"
 	"github.com/nftproxy/nftproxy/proxy/dataplane"
@@ -115,12 +113,7 @@ func phasesOnce(services, endpoints int, cpuprofile string) (phaseFigures, error
 		return phaseFigures{}, err
 	}
 	defer ns.remove()
-	fd, err := ns.open()
-	if err != nil {
-		return phaseFigures{}, err
-	}
-	defer unix.Close(fd)
-	k, err := kernel.Open(fd)
+	k, err := ns.kernel()
 	if err != nil {
 		return phaseFigures{}, err
 	}

@@ -91,12 +91,7 @@ func syncOnce(s size, prof profiles, out io.Writer) error {
 }
 
 func syncInNetns(ns *netns, snap *model.Snapshot, node model.Node, opts compile.Options, prof profiles, res *runResult) error {
-	fd, err := ns.open()
-	if err != nil {
-		return err
-	}
-	defer syscall.Close(fd)
-	k, err := kernel.Open(fd)
+	k, err := ns.kernel()
 	if err != nil {
 		return err
 	}

@@ -3,9 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -51,29 +52,31 @@ func compare(runs []string, focus, skipFile string, w io.Writer) error {
 		cols = append(cols, col)
 	}
 	writeCounts(w, cols)
-	writeRows(w, cols, sorted(names))
+	writeRows(w, cols, slices.Sorted(maps.Keys(names)))
 	return nil
 }
 
-func sorted(set map[string]bool) []string {
-	var out []string
-	for k := range set {
-		out = append(out, k)
+// writeHeader writes a table's header: first (an empty corner when ""), a
+// column per run, then last when it is not "".
+func writeHeader(w io.Writer, cols []column, first, last string) {
+	if first == "" {
+		fmt.Fprint(w, "| |")
+	} else {
+		fmt.Fprintf(w, "| %s |", first)
 	}
-	sort.Strings(out)
-	return out
-}
-
-func writeCounts(w io.Writer, cols []column) {
-	fmt.Fprint(w, "| |")
 	for _, c := range cols {
 		fmt.Fprintf(w, " %s |", c.label)
 	}
-	fmt.Fprint(w, "\n|---|")
-	for range cols {
-		fmt.Fprint(w, "---|")
+	n := len(cols)
+	if last != "" {
+		fmt.Fprintf(w, " %s |", last)
+		n++
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "\n|---|%s\n", strings.Repeat("---|", n))
+}
+
+func writeCounts(w io.Writer, cols []column) {
+	writeHeader(w, cols, "", "")
 	for _, outcome := range []string{"passed", "failed", "skipped"} {
 		fmt.Fprintf(w, "| %s |", outcome)
 		for _, c := range cols {
@@ -105,15 +108,7 @@ func count(c column, outcome, tag string) int {
 }
 
 func writeRows(w io.Writer, cols []column, names []string) {
-	fmt.Fprint(w, "| test |")
-	for _, c := range cols {
-		fmt.Fprintf(w, " %s |", c.label)
-	}
-	fmt.Fprint(w, " reason (skips, failures) |\n|---|")
-	for range cols {
-		fmt.Fprint(w, "---|")
-	}
-	fmt.Fprintln(w, "---|")
+	writeHeader(w, cols, "test", "reason (skips, failures)")
 	for _, name := range names {
 		fmt.Fprintf(w, "| %s |", escape(name))
 		for _, c := range cols {

@@ -63,8 +63,8 @@ func TestAPIServerOutage(t *testing.T) {
 	}
 	env.Create(t, e2e.Service("api", "10.96.8.20", e2e.TCPPort("http", 80, 0)))
 	env.Create(t, e2e.Slice("api", "http", b[0].IPv4))
-	eventually(t, "the change made during the outage is applied", resumeTimeout, env.AnsweredBy(web, 20, b[1].Name, b[2].Name))
-	eventually(t, "a Service created after the outage answers", resumeTimeout, env.AnsweredBy(api, 5, b[0].Name))
+	e2e.EventuallyWithin(t, "the change made during the outage is applied", resumeTimeout, env.AnsweredBy(web, 20, b[1].Name, b[2].Name))
+	e2e.EventuallyWithin(t, "a Service created after the outage answers", resumeTimeout, env.AnsweredBy(api, 5, b[0].Name))
 	t.Logf("both changes applied %v after the API server's restart", time.Since(restart).Round(time.Second))
 	if done, _ := agent.Exited(); done {
 		t.Fatal(agent.Failure())
@@ -92,21 +92,5 @@ func retryUntilUp(env *e2e.Env, want *discoveryv1.EndpointSlice) error {
 			return fmt.Errorf("update %s: %w (last error: %v)", want.Name, ctx.Err(), err)
 		case <-time.After(time.Second):
 		}
-	}
-}
-
-// eventually is e2e.Eventually with its own timeout.
-func eventually(t *testing.T, what string, timeout time.Duration, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not true after %v: %v", what, timeout, err)
-		}
-		time.Sleep(500 * time.Millisecond)
 	}
 }

@@ -9,9 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/nftproxy/nftproxy/integration/lab"
 )
 
 // buildTimeout bounds a cold build of kube-apiserver on a slow machine.
@@ -19,10 +20,6 @@ const buildTimeout = 60 * time.Minute
 
 // module is the main module's path, to find the repository root.
 const module = "github.com/nftproxy/nftproxy"
-
-// kubeAPIServer finds (and, the first time, builds) kube-apiserver once
-// per process.
-var kubeAPIServer = sync.OnceValues(findKubeAPIServer)
 
 // etcdBinary returns etcd's path, skipping the test when it is missing.
 func etcdBinary(t testing.TB) string {
@@ -37,14 +34,7 @@ func etcdBinary(t testing.TB) string {
 // kubeAPIServerBinary returns $KUBE_APISERVER or the path
 // hack/kube-apiserver.sh prints, building it the first time. It is computed
 // once per process.
-func kubeAPIServerBinary(t testing.TB) string {
-	t.Helper()
-	path, err := kubeAPIServer()
-	if err != nil {
-		t.Fatalf("kube-apiserver: %v", err)
-	}
-	return path
-}
+var kubeAPIServerBinary = lab.Binary("kube-apiserver", findKubeAPIServer)
 
 func findKubeAPIServer() (string, error) {
 	if path := os.Getenv("KUBE_APISERVER"); path != "" {

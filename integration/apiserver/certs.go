@@ -84,7 +84,7 @@ func template(subject pkix.Name) *x509.Certificate {
 
 // issue signs tmpl with the CA for a new key and returns both as PEM.
 func issue(tmpl, ca *x509.Certificate, caKey crypto.Signer) (cert, key []byte, err error) {
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	k, key, err := newKey()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -92,28 +92,33 @@ func issue(tmpl, ca *x509.Certificate, caKey crypto.Signer) (cert, key []byte, e
 	if err != nil {
 		return nil, nil, err
 	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(k)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pemBlock("CERTIFICATE", der), pemBlock("PRIVATE KEY", keyDER), nil
+	return pemBlock("CERTIFICATE", der), key, nil
 }
 
 // keyPair returns a new key as PEM public (PKIX) and private (PKCS#8) keys.
 func keyPair() (pub, priv []byte, err error) {
+	k, priv, err := newKey()
+	if err != nil {
+		return nil, nil, err
+	}
+	der, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pemBlock("PUBLIC KEY", der), priv, nil
+}
+
+// newKey returns a new P-256 key, and its private part as PKCS#8 PEM.
+func newKey() (*ecdsa.PrivateKey, []byte, error) {
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
 	}
-	pubDER, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	der, err := x509.MarshalPKCS8PrivateKey(k)
 	if err != nil {
 		return nil, nil, err
 	}
-	privDER, err := x509.MarshalPKCS8PrivateKey(k)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pemBlock("PUBLIC KEY", pubDER), pemBlock("PRIVATE KEY", privDER), nil
+	return k, pemBlock("PRIVATE KEY", der), nil
 }
 
 func pemBlock(typ string, der []byte) []byte {

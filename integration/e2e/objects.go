@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"testing"
@@ -103,46 +104,38 @@ func (e *Env) write(obj runtime.Object, update bool) error {
 	case *corev1.Node:
 		_, err = e.Kube.CoreV1().Nodes().Create(e.Ctx, o, opts)
 	case *corev1.Service:
-		err = e.writeService(o, update)
+		err = write(e.Ctx, e.Kube.CoreV1().Services(o.Namespace), o, update)
 	case *discoveryv1.EndpointSlice:
-		err = e.writeSlice(o, update)
+		err = write(e.Ctx, e.Kube.DiscoveryV1().EndpointSlices(o.Namespace), o, update)
 	default:
 		return fmt.Errorf("unsupported object %T", obj)
 	}
 	return err
 }
 
-func (e *Env) writeService(svc *corev1.Service, update bool) error {
-	c := e.Kube.CoreV1().Services(svc.Namespace)
-	if !update {
-		_, err := c.Create(e.Ctx, svc, metav1.CreateOptions{})
-		return err
-	}
-	if svc.ResourceVersion == "" {
-		cur, err := c.Get(e.Ctx, svc.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		svc.ResourceVersion = cur.ResourceVersion
-	}
-	_, err := c.Update(e.Ctx, svc, metav1.UpdateOptions{})
-	return err
+// writer is the part of a typed client (ServiceInterface,
+// EndpointSliceInterface) that write uses.
+type writer[T any] interface {
+	Create(context.Context, T, metav1.CreateOptions) (T, error)
+	Get(context.Context, string, metav1.GetOptions) (T, error)
+	Update(context.Context, T, metav1.UpdateOptions) (T, error)
 }
 
-func (e *Env) writeSlice(s *discoveryv1.EndpointSlice, update bool) error {
-	c := e.Kube.DiscoveryV1().EndpointSlices(s.Namespace)
+// write creates obj through c or, with update, replaces it, first fetching
+// the current resourceVersion when obj carries none.
+func write[T metav1.Object](ctx context.Context, c writer[T], obj T, update bool) error {
 	if !update {
-		_, err := c.Create(e.Ctx, s, metav1.CreateOptions{})
+		_, err := c.Create(ctx, obj, metav1.CreateOptions{})
 		return err
 	}
-	if s.ResourceVersion == "" {
-		cur, err := c.Get(e.Ctx, s.Name, metav1.GetOptions{})
+	if obj.GetResourceVersion() == "" {
+		cur, err := c.Get(ctx, obj.GetName(), metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		s.ResourceVersion = cur.ResourceVersion
+		obj.SetResourceVersion(cur.GetResourceVersion())
 	}
-	_, err := c.Update(e.Ctx, s, metav1.UpdateOptions{})
+	_, err := c.Update(ctx, obj, metav1.UpdateOptions{})
 	return err
 }
 

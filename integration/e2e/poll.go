@@ -24,7 +24,14 @@ const RequestTimeout = 2 * time.Second
 // meanwhile (e.g. nftproxy exited).
 func Eventually(t testing.TB, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(PollTimeout)
+	EventuallyWithin(t, what, PollTimeout, check)
+}
+
+// EventuallyWithin is Eventually with a timeout of its own, for a wait
+// that PollTimeout does not cover.
+func EventuallyWithin(t testing.TB, what string, timeout time.Duration, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
 	for {
 		err := check()
 		if err == nil {
@@ -34,7 +41,7 @@ func Eventually(t testing.TB, what string, check func() error) {
 			t.Fatalf("%s: gave up, the test failed meanwhile: %v", what, err)
 		}
 		if !time.Now().Before(deadline) {
-			t.Fatalf("%s: not true after %v: %v", what, PollTimeout, err)
+			t.Fatalf("%s: not true after %v: %v", what, timeout, err)
 		}
 		time.Sleep(pollInterval)
 	}

@@ -12,20 +12,25 @@ import (
 	"time"
 )
 
-// nftproxy finds or builds the nftproxy command once per test process.
-var nftproxy = sync.OnceValues(findNftproxy)
+// Binary returns a function that gives a test the path of a program the
+// tests run: the one find finds or builds, once per test process. A test
+// fails, naming what, when find could not have it.
+func Binary(what string, find func() (string, error)) func(testing.TB) string {
+	once := sync.OnceValues(find)
+	return func(t testing.TB) string {
+		t.Helper()
+		path, err := once()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return path
+	}
+}
 
 // Nftproxy returns $NFTPROXY, or an nftproxy built from this module once
 // per test process: every suite that runs the real command (integration,
 // failure, e2e and the agent suites) gets it here.
-func Nftproxy(t testing.TB) string {
-	t.Helper()
-	path, err := nftproxy()
-	if err != nil {
-		t.Fatalf("nftproxy binary: %v", err)
-	}
-	return path
-}
+var Nftproxy = Binary("nftproxy binary", findNftproxy)
 
 // builtDir is the directory of the nftproxy built here, "" before.
 var builtDir string

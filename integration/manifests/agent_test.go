@@ -3,7 +3,6 @@
 package manifests
 
 import (
-	"context"
 	"fmt"
 	"net/netip"
 	"os"
@@ -14,7 +13,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/nftproxy/nftproxy/deploy"
@@ -56,14 +54,8 @@ func TestAgentRunsWithDeployPermissions(t *testing.T) {
 	kubeconfig := impersonating(t, env.API.Kubeconfig, "system:serviceaccount:"+sa.Namespace+":"+sa.Name)
 	agent := startAs(t, env, kubeconfig, caps)
 
-	b := env.Lab.Backends
-	env.Create(t, e2e.Service("web", "10.96.12.10", e2e.TCPPort("http", 80, 0)))
-	env.Create(t, e2e.Slice("web", "http", b[0].IPv4))
-	e2e.Eventually(t, "web answered by pod 0", env.AnsweredBy("10.96.12.10:80", 3, b[0].Name))
-	clash := e2e.Service("web-clash", "10.96.12.20", e2e.TCPPort("http", 80, 0))
-	clash.Spec.ExternalIPs = []string{"10.96.12.10"}
-	env.Create(t, clash)
-	e2e.Eventually(t, "a Warning event about web-clash", warned(env, "web-clash"))
+	env.CreateClash(t, "10.96.12.10", "10.96.12.20")
+	e2e.Eventually(t, "a Warning event about web-clash", env.Warned("web-clash", ""))
 	e2e.Eventually(t, "the API server's ServiceCIDR programmed (list and watch granted)", func() error {
 		p, err := e2e.ReadProgrammed(env.Lab)
 		if err != nil {
@@ -125,22 +117,4 @@ func withCapabilities(caps []corev1.Capability, args ...string) []string {
 		bounding += ",+" + strings.ToLower(string(c))
 	}
 	return append([]string{"setpriv", "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=" + bounding, "--no-new-privs", "--"}, args...)
-}
-
-// warned checks that a Warning event about the Service exists.
-func warned(env *e2e.Env, service string) func() error {
-	return func() error {
-		list, err := env.Kube.CoreV1().Events(e2e.Namespace).List(context.Background(), metav1.ListOptions{
-			FieldSelector: "involvedObject.kind=Service,involvedObject.name=" + service,
-		})
-		if err != nil {
-			return err
-		}
-		for _, ev := range list.Items {
-			if ev.Type == corev1.EventTypeWarning {
-				return nil
-			}
-		}
-		return fmt.Errorf("no Warning event among %d", len(list.Items))
-	}
 }

@@ -19,14 +19,15 @@ func (s *subscription) decode(m netlink.Message) []nft.Change {
 		return nil
 	}
 	typ := int(m.Header.Type & 0xff)
-	a := announcedAttrs(m.Data[4:], typ)
-	if a.table != nft.TableName {
-		return nil
-	}
-	kind, ok := changeKinds[typ]
+	msg, ok := messages[typ]
 	if !ok {
 		return nil // flowtables: not part of our tables
 	}
+	a := announcedAttrs(m.Data[4:], typ, msg.nameAttr)
+	if a.table != nft.TableName {
+		return nil
+	}
+	kind := msg.kind
 	switch typ {
 	case unix.NFT_MSG_NEWSETELEM, unix.NFT_MSG_DELSETELEM:
 		return s.elementChanges(f, kind, a.name, m.Data)
@@ -44,13 +45,23 @@ func (s *subscription) decode(m netlink.Message) []nft.Change {
 	return []nft.Change{{Kind: kind, Family: f, Name: a.name, Base: a.hook, Anonymous: a.anonymous}}
 }
 
-var changeKinds = map[int]nft.ChangeKind{
-	unix.NFT_MSG_NEWTABLE: nft.TableAdded, unix.NFT_MSG_DELTABLE: nft.TableDeleted,
-	unix.NFT_MSG_NEWCHAIN: nft.ChainAdded, unix.NFT_MSG_DELCHAIN: nft.ChainDeleted,
-	unix.NFT_MSG_NEWRULE: nft.RuleAdded, unix.NFT_MSG_DELRULE: nft.RuleDeleted,
-	unix.NFT_MSG_NEWSET: nft.SetAdded, unix.NFT_MSG_DELSET: nft.SetDeleted,
-	unix.NFT_MSG_NEWSETELEM: nft.ElementAdded, unix.NFT_MSG_DELSETELEM: nft.ElementDeleted,
-	unix.NFT_MSG_NEWOBJ: nft.CounterAdded, unix.NFT_MSG_DELOBJ: nft.CounterDeleted,
+// A message is what decode knows of one message type: the change it
+// announces and the attribute holding its object's name (every message
+// names its table first).
+type message struct {
+	kind     nft.ChangeKind
+	nameAttr uint16
+}
+
+// messages are the message types decode reads, by type: one line per
+// kind of object, its new and its delete message.
+var messages = map[int]message{
+	unix.NFT_MSG_NEWTABLE: {nft.TableAdded, unix.NFTA_TABLE_NAME}, unix.NFT_MSG_DELTABLE: {nft.TableDeleted, unix.NFTA_TABLE_NAME},
+	unix.NFT_MSG_NEWCHAIN: {nft.ChainAdded, unix.NFTA_CHAIN_NAME}, unix.NFT_MSG_DELCHAIN: {nft.ChainDeleted, unix.NFTA_CHAIN_NAME},
+	unix.NFT_MSG_NEWRULE: {nft.RuleAdded, unix.NFTA_RULE_CHAIN}, unix.NFT_MSG_DELRULE: {nft.RuleDeleted, unix.NFTA_RULE_CHAIN},
+	unix.NFT_MSG_NEWSET: {nft.SetAdded, unix.NFTA_SET_NAME}, unix.NFT_MSG_DELSET: {nft.SetDeleted, unix.NFTA_SET_NAME},
+	unix.NFT_MSG_NEWSETELEM: {nft.ElementAdded, unix.NFTA_SET_ELEM_LIST_SET}, unix.NFT_MSG_DELSETELEM: {nft.ElementDeleted, unix.NFTA_SET_ELEM_LIST_SET},
+	unix.NFT_MSG_NEWOBJ: {nft.CounterAdded, unix.NFTA_OBJ_NAME}, unix.NFT_MSG_DELOBJ: {nft.CounterDeleted, unix.NFTA_OBJ_NAME},
 }
 
 func familyOf(b byte) (nft.Family, bool) {
@@ -70,23 +81,10 @@ type announced struct {
 	anonymous   bool // a set of one rule's
 }
 
-// nameAttrs are the attributes holding the table's and the object's names,
-// by message type: every message names its table first.
-var nameAttrs = map[int]uint16{
-	unix.NFT_MSG_NEWTABLE: unix.NFTA_TABLE_NAME, unix.NFT_MSG_DELTABLE: unix.NFTA_TABLE_NAME,
-	unix.NFT_MSG_NEWCHAIN: unix.NFTA_CHAIN_NAME, unix.NFT_MSG_DELCHAIN: unix.NFTA_CHAIN_NAME,
-	unix.NFT_MSG_NEWRULE: unix.NFTA_RULE_CHAIN, unix.NFT_MSG_DELRULE: unix.NFTA_RULE_CHAIN,
-	unix.NFT_MSG_NEWSET: unix.NFTA_SET_NAME, unix.NFT_MSG_DELSET: unix.NFTA_SET_NAME,
-	unix.NFT_MSG_NEWSETELEM: unix.NFTA_SET_ELEM_LIST_SET, unix.NFT_MSG_DELSETELEM: unix.NFTA_SET_ELEM_LIST_SET,
-	unix.NFT_MSG_NEWOBJ: unix.NFTA_OBJ_NAME, unix.NFT_MSG_DELOBJ: unix.NFTA_OBJ_NAME,
-}
-
-func announcedAttrs(b []byte, typ int) announced {
+// announcedAttrs reads the attributes of a message of type typ, whose
+// object's name is in the attribute nameAttr.
+func announcedAttrs(b []byte, typ int, nameAttr uint16) announced {
 	var a announced
-	nameAttr, ok := nameAttrs[typ]
-	if !ok {
-		return a
-	}
 	isTable := typ == unix.NFT_MSG_NEWTABLE || typ == unix.NFT_MSG_DELTABLE
 	isChain := typ == unix.NFT_MSG_NEWCHAIN || typ == unix.NFT_MSG_DELCHAIN
 	isSet := typ == unix.NFT_MSG_NEWSET || typ == unix.NFT_MSG_DELSET

@@ -119,13 +119,7 @@ func (t *tracer) index(s *nft.Set) map[string]int {
 // w.found; miss is what is left of w (nil when every draw was found).
 func (t *tracer) draw(s *nft.Set, key []nft.Value, n nft.Numgen, w *walker) (hit []*walker, miss []*walker) {
 	if !n.Used() {
-		e, found := t.find(s, key)
-		if !found {
-			w.end = next
-			return nil, []*walker{w}
-		}
-		w.saw(s.Name, e)
-		return []*walker{w}, nil
+		return t.findOne(s, key, w)
 	}
 	share := new(big.Rat).Mul(w.prob, big.NewRat(1, int64(n.Mod)))
 	missed := 0
@@ -171,7 +165,13 @@ func mergeSlots(s *nft.Set, hit []*walker) []*walker {
 func (t *tracer) hashed(s *nft.Set, key []nft.Value, h nft.Jhash, w *walker) (hit, miss []*walker) {
 	p := Packet{Saddr: t.saddr, Daddr: w.daddr, Proto: t.proto, Dport: w.dport, Sport: t.sport}
 	k := append(append([]nft.Value(nil), key...), nft.Value{Num: HashValue(h, p)})
-	e, found := t.find(s, k)
+	return t.findOne(s, k, w)
+}
+
+// findOne looks up key in s for w alone: w is the hit, having seen the
+// element it found, or the miss, which goes on with the next rule.
+func (t *tracer) findOne(s *nft.Set, key []nft.Value, w *walker) (hit, miss []*walker) {
+	e, found := t.find(s, key)
 	if !found {
 		w.end = next
 		return nil, []*walker{w}

@@ -153,6 +153,17 @@ func (h *harness) pendingChanges(n int) {
 	})
 }
 
+// queueAfterSync syncs, then creates the Service api and waits for the
+// handlers to record it: one change pending since the last sync.
+func (h *harness) queueAfterSync() {
+	h.t.Helper()
+	if _, err := h.sync(); err != nil {
+		h.t.Fatal(err)
+	}
+	_, _ = h.client.CoreV1().Services("default").Create(h.t.Context(), service("api"), metav1.CreateOptions{})
+	h.pendingChanges(1)
+}
+
 func (h *harness) events() []string { return drainEvents(h.rec) }
 
 func service(name string, edits ...func(*corev1.Service)) *corev1.Service {

@@ -68,11 +68,7 @@ func TestRunWaitsForInformers(t *testing.T) {
 func TestHealthFollowsSyncs(t *testing.T) {
 	h := newHarness(t, node(), service("web"))
 	h.start()
-	if _, err := h.sync(); err != nil {
-		t.Fatal(err)
-	}
-	_, _ = h.client.CoreV1().Services("default").Create(t.Context(), service("api"), metav1.CreateOptions{})
-	h.pendingChanges(1)
+	h.queueAfterSync()
 	h.clock.Step(2 * h.agent.cfg.Proxy.SyncPeriod.Duration)
 	if h.health.Healthy() {
 		t.Error("healthy with a change queued for 2 x syncPeriod")

@@ -134,11 +134,7 @@ func TestHooksAfterSuccessOnly(t *testing.T) {
 func TestFailureRetriesFull(t *testing.T) {
 	h := newHarness(t, node(), service("web"))
 	h.start()
-	if _, err := h.sync(); err != nil {
-		t.Fatal(err)
-	}
-	_, _ = h.client.CoreV1().Services("default").Create(t.Context(), service("api"), metav1.CreateOptions{})
-	h.pendingChanges(1)
+	h.queueAfterSync()
 	h.dp.then(dataplane.Result{Families: []compile.FamilyStatus{{Family: nft.IPv4}}}, errRejected)
 	if _, err := h.sync(); err == nil {
 		t.Fatal("sync succeeded, want the data plane's error")
@@ -189,22 +185,22 @@ func TestEventsOnce(t *testing.T) {
 	}
 }
 
-func gauge(t *testing.T, g prometheus.Gauge) float64 {
-	t.Helper()
-	var m dto.Metric
-	if err := g.Write(&m); err != nil {
-		t.Fatal(err)
-	}
-	return m.GetGauge().GetValue()
-}
-
-func counter(t *testing.T, c prometheus.Counter) float64 {
+// written is what c reports to a scrape.
+func written(t *testing.T, c prometheus.Metric) *dto.Metric {
 	t.Helper()
 	var m dto.Metric
 	if err := c.Write(&m); err != nil {
 		t.Fatal(err)
 	}
-	return m.GetCounter().GetValue()
+	return &m
+}
+
+func gauge(t *testing.T, g prometheus.Gauge) float64 {
+	return written(t, g).GetGauge().GetValue()
+}
+
+func counter(t *testing.T, c prometheus.Counter) float64 {
+	return written(t, c).GetCounter().GetValue()
 }
 
 // TestMetricsAfterSync: network programming latency from the slice's
@@ -294,12 +290,7 @@ func TestNetworkProgrammingOncePerChange(t *testing.T) {
 }
 
 func histogram(t *testing.T, h prometheus.Observer) *dto.Histogram {
-	t.Helper()
-	var m dto.Metric
-	if err := h.(prometheus.Metric).Write(&m); err != nil {
-		t.Fatal(err)
-	}
-	return m.GetHistogram()
+	return written(t, h.(prometheus.Metric)).GetHistogram()
 }
 
 // TestRepairsReported: the data plane's own repairs are counted and

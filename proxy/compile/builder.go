@@ -58,6 +58,19 @@ type claim struct {
 	lists string
 }
 
+// eachClaim calls shared with each of b's shared claims and owned with
+// each of its owned ones.
+func (b *builder) eachClaim(shared, owned func(*claim)) {
+	for i := range b.claims {
+		cl := &b.claims[i]
+		if cl.owner == "" {
+			shared(cl)
+		} else {
+			owned(cl)
+		}
+	}
+}
+
 // element returns the element cl asks for.
 func (cl *claim) element() nft.Element {
 	return nft.Element{Key: unpackKey(cl.set, cl.key), Verdict: cl.verdict, Data: unpackValues(cl.data), Comment: cl.comment}

@@ -121,26 +121,46 @@ func (fs *familyState) used() bool { return fs.nodeUses || fs.services > 0 }
 
 // add records what u adds to the family, without settling contests.
 func (fs *familyState) add(u *unit, fi int) {
+	fs.count(u, fi, 1)
+	u.families[fi].eachClaim(fs.addShared, fs.join)
+}
+
+// remove takes back what u added; contests are settled by the caller.
+func (fs *familyState) remove(u *unit, fi int) {
+	fs.count(u, fi, -1)
+	u.families[fi].eachClaim(fs.removeShared, fs.leave)
+}
+
+// count adds sign (1 or -1) times u's share of the family's counts: its
+// Service, when it has an address of the family, and its ports with no
+// local endpoints.
+func (fs *familyState) count(u *unit, fi, sign int) {
 	if u.uses[fi] {
-		fs.services++
+		fs.services += sign
 	}
-	fs.noLocal[0] += u.families[fi].noLocal[0]
-	fs.noLocal[1] += u.families[fi].noLocal[1]
-	for i := range u.families[fi].claims {
-		cl := &u.families[fi].claims[i]
-		if cl.owner == "" {
-			fs.addShared(cl)
-			continue
-		}
-		ct := fs.contests[cl.key]
-		if ct == nil {
-			ct = &contest{}
-			fs.contests[cl.key] = ct
-		}
-		ct.claims = append(ct.claims, cl)
-		if len(ct.claims) > 1 {
-			fs.contested[cl.key] = true
-		}
+	fs.noLocal[0] += sign * u.families[fi].noLocal[0]
+	fs.noLocal[1] += sign * u.families[fi].noLocal[1]
+}
+
+// join enters the owned claim cl in the contest for its key.
+func (fs *familyState) join(cl *claim) {
+	ct := fs.contests[cl.key]
+	if ct == nil {
+		ct = &contest{}
+		fs.contests[cl.key] = ct
+	}
+	ct.claims = append(ct.claims, cl)
+	if len(ct.claims) > 1 {
+		fs.contested[cl.key] = true
+	}
+}
+
+// leave takes the owned claim cl out of the contest for its key.
+func (fs *familyState) leave(cl *claim) {
+	ct := fs.contests[cl.key]
+	ct.claims = slices.DeleteFunc(ct.claims, func(x *claim) bool { return x == cl })
+	if len(ct.claims) < 2 {
+		delete(fs.contested, cl.key)
 	}
 }
 
@@ -154,27 +174,6 @@ func (fs *familyState) addShared(cl *claim) {
 		se.claim = cl // the previous claim's unit may be gone
 	}
 	se.count++
-}
-
-// remove takes back what u added; contests are settled by the caller.
-func (fs *familyState) remove(u *unit, fi int) {
-	if u.uses[fi] {
-		fs.services--
-	}
-	fs.noLocal[0] -= u.families[fi].noLocal[0]
-	fs.noLocal[1] -= u.families[fi].noLocal[1]
-	for i := range u.families[fi].claims {
-		cl := &u.families[fi].claims[i]
-		if cl.owner == "" {
-			fs.removeShared(cl)
-			continue
-		}
-		ct := fs.contests[cl.key]
-		ct.claims = slices.DeleteFunc(ct.claims, func(x *claim) bool { return x == cl })
-		if len(ct.claims) < 2 {
-			delete(fs.contested, cl.key)
-		}
-	}
 }
 
 func (fs *familyState) removeShared(cl *claim) {

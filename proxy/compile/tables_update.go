@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -161,7 +162,7 @@ func (fs *familyState) counts(keys map[string]bool) map[string]int {
 // settleOwned settles the contests over keys again and puts each key's
 // previous winner's element in before and its new winner's in after.
 func (fs *familyState) settleOwned(keys map[string]bool, prev map[string]*claim, order *order, before, after *nft.Table) {
-	for _, key := range sortedKeys(keys) {
+	for _, key := range slices.Sorted(maps.Keys(keys)) {
 		ct := fs.contests[key]
 		var now *claim
 		if ct != nil && len(ct.claims) == 0 {
@@ -208,7 +209,7 @@ func (fs *familyState) changedPickChains(prev []*nft.Chain, o Options, before, a
 // settleShared puts each shared element that existed in before and each
 // that exists now in after; an element nobody adds any more is forgotten.
 func (fs *familyState) settleShared(keys map[string]bool, prev map[string]int, before, after *nft.Table) {
-	for _, key := range sortedKeys(keys) {
+	for _, key := range slices.Sorted(maps.Keys(keys)) {
 		se := fs.shared[key]
 		set, elem := se.claim.set, se.claim.element()
 		if prev[key] > 0 {
@@ -255,13 +256,4 @@ func sameClaim(a, b *claim) bool {
 	}
 	return a.set == b.set && a.key == b.key && a.verdict == b.verdict && a.data == b.data && a.lists == b.lists &&
 		a.comment == b.comment
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -1,6 +1,7 @@
 package conntrack
 
 import (
+	"maps"
 	"net/netip"
 	"slices"
 
@@ -42,7 +43,7 @@ func Stale(prev, cur *model.Snapshot) []Target {
 	}
 	before, after := udpPorts(prev), udpPorts(cur)
 	var out []Target
-	for _, k := range sortedKeys(after) {
+	for _, k := range slices.Sorted(maps.Keys(after)) {
 		now, was := after[k], before[k]
 		if was == nil {
 			continue // a new Service port: nobody has flows to it yet
@@ -51,7 +52,7 @@ func Stale(prev, cur *model.Snapshot) []Target {
 			out = append(out, now.target(netip.AddrPort{}))
 		}
 	}
-	for _, k := range sortedKeys(before) {
+	for _, k := range slices.Sorted(maps.Keys(before)) {
 		was, now := before[k], after[k]
 		for _, ep := range was.endpoints {
 			if now == nil || !slices.Contains(now.endpoints, ep) {
@@ -147,13 +148,4 @@ func slicesConcat(parts ...[]netip.Addr) []netip.Addr {
 		out = append(out, p...)
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

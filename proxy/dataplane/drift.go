@@ -2,9 +2,9 @@ package dataplane
 
 import (
 	"encoding/binary"
+	"maps"
 	"net/netip"
 	"slices"
-	"sort"
 
 	"github.com/nftproxy/nftproxy/nft"
 	"github.com/nftproxy/nftproxy/proxy/compile"
@@ -284,7 +284,7 @@ func (fd *familyDrift) elementOps(want *nft.Table) (del, add []nft.Op) {
 			wanted[keyID(e.Key)] = e
 		}
 		var gone, come []nft.Element
-		for _, id := range sortedIDs(held) {
+		for _, id := range slices.Sorted(maps.Keys(held)) {
 			now, w := held[id].now, wanted[id]
 			_, ok := wanted[id]
 			if now != nil && ok && sameElement(ws, *now, w) {
@@ -306,15 +306,6 @@ func (fd *familyDrift) elementOps(want *nft.Table) (del, add []nft.Op) {
 		}
 	}
 	return del, add
-}
-
-func sortedIDs(held map[string]*heldElement) []string {
-	ids := make([]string, 0, len(held))
-	for id := range held {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
 }
 
 // sameElement reports whether the kernel's element a is the mirror's b:

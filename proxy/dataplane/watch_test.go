@@ -108,7 +108,13 @@ func TestWatchReadsBackAfterLoss(t *testing.T) {
 	want := k.Ruleset.CanonicalText()
 	k.Unannounced(tamperings[1].fn)
 	k.Lose()
-	rep := nextRepair(t, repairs)
+	wantReadBack(t, k, nextRepair(t, repairs), want)
+}
+
+// wantReadBack checks that rep is the first read-back of k, that it
+// repaired something, and that k's tables are again want.
+func wantReadBack(t *testing.T, k *countingKernel, rep Repair, want string) {
+	t.Helper()
 	if rep.Err != nil || !rep.ReadBack || rep.Ops == 0 || k.reads != 1 {
 		t.Fatalf("repair %+v after %d reads, want one read-back that repairs", rep, k.reads)
 	}
@@ -128,13 +134,7 @@ func TestWatchReadsBackWhatCameBefore(t *testing.T) {
 	k.Unannounced(tamperings[2].fn)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	rep := nextRepair(t, d.Watch(ctx))
-	if rep.Err != nil || !rep.ReadBack || rep.Ops == 0 || k.reads != 1 {
-		t.Fatalf("repair %+v after %d reads, want one read-back that repairs", rep, k.reads)
-	}
-	if diff := cmp.Diff(want, k.Ruleset.CanonicalText()); diff != "" {
-		t.Fatalf("after the repair (-before +after):\n%s", diff)
-	}
+	wantReadBack(t, k, nextRepair(t, d.Watch(ctx)), want)
 }
 
 // TestSyncCatchesUpWithAnnouncements: a Sync that finds the generation

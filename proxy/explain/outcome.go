@@ -2,6 +2,7 @@ package explain
 
 import (
 	"fmt"
+	"iter"
 	"net/netip"
 	"slices"
 	"strings"
@@ -86,13 +87,9 @@ func forwarded(steps []trace.Step) bool {
 
 // hashStep reports whether one of the steps picked by a hash (Maglev).
 func (x *explainer) hashStep(steps []trace.Step) bool {
-	for _, s := range steps {
-		if r := rule(x.t, s.Chain, s.Rule); r != nil {
-			for _, st := range r.Stmts {
-				if d, ok := st.(nft.DNATMap); ok && d.Hash.Used() {
-					return true
-				}
-			}
+	for st := range stmts(x.t, steps) {
+		if d, ok := st.(nft.DNATMap); ok && d.Hash.Used() {
+			return true
 		}
 	}
 	return false
@@ -100,17 +97,31 @@ func (x *explainer) hashStep(steps []trace.Step) bool {
 
 // dnat reports whether one of the steps rewrote the destination.
 func (x *explainer) dnat(steps []trace.Step) bool {
-	for _, s := range steps {
-		if r := rule(x.t, s.Chain, s.Rule); r != nil {
+	for st := range stmts(x.t, steps) {
+		switch st.(type) {
+		case nft.DNAT, nft.DNATMap:
+			return true
+		}
+	}
+	return false
+}
+
+// stmts returns the statements of the rules of t that the steps went
+// through.
+func stmts(t *nft.Table, steps []trace.Step) iter.Seq[nft.Stmt] {
+	return func(yield func(nft.Stmt) bool) {
+		for _, s := range steps {
+			r := rule(t, s.Chain, s.Rule)
+			if r == nil {
+				continue
+			}
 			for _, st := range r.Stmts {
-				switch st.(type) {
-				case nft.DNAT, nft.DNATMap:
-					return true
+				if !yield(st) {
+					return
 				}
 			}
 		}
 	}
-	return false
 }
 
 func (x *explainer) steps(steps []trace.Step) []Step {

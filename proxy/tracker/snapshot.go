@@ -2,6 +2,7 @@ package tracker
 
 import (
 	"maps"
+	"reflect"
 	"slices"
 
 	"github.com/nftproxy/nftproxy/proxy/model"
@@ -62,6 +63,17 @@ func (s *store[T]) set(key string, obj *T) {
 		return
 	}
 	s.dirty[key] = true
+}
+
+// replace records obj under key, as set does, unless it equals what key
+// holds. It returns what key held and whether obj replaced it.
+func (s *store[T]) replace(key string, obj *T) (old *T, replaced bool) {
+	old = s.objs[key]
+	if reflect.DeepEqual(old, obj) {
+		return old, false
+	}
+	s.set(key, obj)
+	return old, true
 }
 
 // snapshot returns the objects in key order.

@@ -61,11 +61,9 @@ func New(start time.Time) *Tracker {
 func (t *Tracker) SetService(key string, svc *model.Service) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	old := t.services.objs[key]
-	if reflect.DeepEqual(old, svc) {
+	if _, replaced := t.services.replace(key, svc); !replaced {
 		return false
 	}
-	t.services.set(key, svc)
 	t.svcChanged[key] = true
 	return true
 }
@@ -76,11 +74,10 @@ func (t *Tracker) SetService(key string, svc *model.Service) bool {
 func (t *Tracker) SetSlice(key string, sl *model.EndpointSlice, trigger time.Time) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	old := t.slices.objs[key]
-	if reflect.DeepEqual(old, sl) {
+	old, replaced := t.slices.replace(key, sl)
+	if !replaced {
 		return false
 	}
-	t.slices.set(key, sl)
 	// A slice that moved to another Service changes both.
 	for _, s := range []*model.EndpointSlice{old, sl} {
 		if s != nil {
