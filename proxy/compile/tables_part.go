@@ -44,6 +44,7 @@ func (c *Tables) Part(f nft.Family, keys map[string][][]nft.Value, chains []stri
 			fs.intervalElements(s, ks)
 			continue
 		}
+		s.Elements = make([]nft.Element, 0, len(ks))
 		for _, k := range ks {
 			if e, ok := c.element(fi, name, k, lists); ok {
 				s.Elements = append(s.Elements, e)

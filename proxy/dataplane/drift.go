@@ -283,10 +283,12 @@ func (fd *familyDrift) elementOps(want *nft.Table) (del, add []nft.Op) {
 		for _, e := range ws.Elements {
 			wanted[keyID(e.Key)] = e
 		}
-		var gone, come []nft.Element
+		// Sized up front: a flushed map comes back whole, 100,000 elements
+		// and more, which growing by doubling would copy again and again.
+		gone, come := make([]nft.Element, 0, heldNow(held)), make([]nft.Element, 0, len(wanted))
 		for _, id := range slices.Sorted(maps.Keys(held)) {
-			now, w := held[id].now, wanted[id]
-			_, ok := wanted[id]
+			now := held[id].now
+			w, ok := wanted[id]
 			if now != nil && ok && sameElement(ws, *now, w) {
 				continue
 			}
@@ -306,6 +308,17 @@ func (fd *familyDrift) elementOps(want *nft.Table) (del, add []nft.Op) {
 		}
 	}
 	return del, add
+}
+
+// heldNow counts the drifted keys for which the kernel holds an element.
+func heldNow(held map[string]*heldElement) int {
+	n := 0
+	for _, he := range held {
+		if he.now != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // sameElement reports whether the kernel's element a is the mirror's b:
