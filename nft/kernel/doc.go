@@ -27,7 +27,14 @@
 // # Reading
 //
 // Read lists sets and chains through google/nftables and dumps rules and
-// elements on sockets of its own (dump.go), one dump per chain.
+// elements on sockets of its own (dump.go), one dump per chain. Rules and
+// elements are decoded by walking their attributes in place (walkAttrs),
+// not through mdlayher/netlink's AttributeDecoder, which copies every
+// attribute it walks: an element took 1.2 µs and 13 allocations that way
+// and takes 0.25 µs and 2 now (BenchmarkAppendElements), which is what a
+// read-back or the announcements of a flushed map of 100,000 elements
+// spend their time on. An element dump that repeats an element (its set's
+// table was resized under it) is dumped again (readElements).
 //
 // # Notifications
 //

@@ -112,15 +112,32 @@ var keySizes = map[nft.DataType]int{nft.TypeIPv4Addr: 4, nft.TypeIPv6Addr: 16, n
 // decodeElement reverses encodeKey. A key of a type we do not use decodes
 // to zero values, which will not match any desired element.
 func decodeElement(s *nft.Set, e nftables.SetElement) nft.Element {
-	out := nft.Element{Comment: e.Comment}
-	b := e.Key
-	for _, t := range s.Key {
+	out := nft.Element{Comment: e.Comment, Key: decodeValues(s.Key, e.Key)}
+	switch {
+	case s.Map && len(s.Data) > 0:
+		out.Data = decodeValues(s.Data, e.Val)
+	case s.Map:
+		out.Verdict = decodeVerdictData(e.Val)
+	}
+	if s.Interval {
+		out.Key = toPrefixes(s, out.Key, e.KeyEnd)
+	}
+	return out
+}
+
+// decodeValues decodes b as the concatenation of types: each part padded to
+// four bytes when there are several. A part b is too short for is left zero.
+func decodeValues(types []nft.DataType, b []byte) []nft.Value {
+	if len(types) == 0 {
+		return nil
+	}
+	out := make([]nft.Value, len(types))
+	for i, t := range types {
 		size := keySizes[t]
-		var v nft.Value
 		if size == 0 || len(b) < size {
-			out.Key = append(out.Key, v)
 			continue
 		}
+		v := &out[i]
 		switch t {
 		case nft.TypeInetProto:
 			v.Num = uint32(b[0])
@@ -131,20 +148,10 @@ func decodeElement(s *nft.Set, e nftables.SetElement) nft.Element {
 		default:
 			v.Addr = addrFromSlice(b[:size])
 		}
-		out.Key = append(out.Key, v)
-		if len(s.Key) > 1 {
+		if len(types) > 1 {
 			size = (size + 3) / 4 * 4
 		}
 		b = b[min(size, len(b)):]
-	}
-	switch {
-	case s.Map && len(s.Data) > 0:
-		out.Data = decodeElement(&nft.Set{Key: s.Data}, nftables.SetElement{Key: e.Val}).Key
-	case s.Map:
-		out.Verdict = decodeVerdictData(e.Val)
-	}
-	if s.Interval {
-		out.Key = toPrefixes(s, out.Key, e.KeyEnd)
 	}
 	return out
 }

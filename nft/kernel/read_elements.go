@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -91,68 +92,77 @@ func elementID(e nftables.SetElement) uint64 {
 var elementSeed = maphash.MakeSeed()
 
 // appendElements decodes the NFTA_SET_ELEM_LIST_ELEMENTS of one message.
+// It walks the attributes in place (walkAttrs) rather than through
+// netlink.AttributeDecoder, which copies every attribute it walks: a dump
+// or an announcement of a flushed map carries 100,000 elements and more,
+// and decoding one took 1.2 µs and 13 allocations (BenchmarkAppendElements).
 func appendElements(out []nftables.SetElement, b []byte) ([]nftables.SetElement, error) {
-	ad, err := newDecoder(b, 4) // after struct nfgenmsg
-	if err != nil {
-		return nil, err
+	if len(b) < 4 {
+		return nil, fmt.Errorf("short message (%d bytes)", len(b))
 	}
-	for ad.Next() {
-		if ad.Type() != unix.NFTA_SET_ELEM_LIST_ELEMENTS {
-			continue
+	err := walkAttrs(b[4:], func(typ uint16, list []byte) error { // after struct nfgenmsg
+		if typ != unix.NFTA_SET_ELEM_LIST_ELEMENTS {
+			return nil
 		}
-		ad.Nested(func(list *netlink.AttributeDecoder) error {
-			for list.Next() {
-				e, err := parseElement(list.Bytes())
-				if err != nil {
-					return err
-				}
+		return walkAttrs(list, func(_ uint16, elem []byte) error {
+			e, err := parseElement(elem)
+			if err == nil {
 				out = append(out, e)
 			}
-			return nil
+			return err
 		})
-	}
-	return out, ad.Err()
+	})
+	return out, err
 }
 
+// parseElement decodes one NFTA_LIST_ELEM; what it keeps is copied, as the
+// message's buffer is reused.
 func parseElement(b []byte) (nftables.SetElement, error) {
 	var e nftables.SetElement
-	ad, err := newDecoder(b, 0)
-	if err != nil {
-		return e, err
-	}
-	for ad.Next() {
-		switch ad.Type() {
+	err := walkAttrs(b, func(typ uint16, payload []byte) error {
+		var err error
+		switch typ {
 		case unix.NFTA_SET_ELEM_KEY:
-			e.Key, err = innerData(ad.Bytes())
+			e.Key, err = innerData(payload)
 		case nftaSetElemKeyEnd:
-			e.KeyEnd, err = innerData(ad.Bytes())
+			e.KeyEnd, err = innerData(payload)
 		case unix.NFTA_SET_ELEM_DATA:
-			e.Val, err = innerData(ad.Bytes())
+			e.Val, err = innerData(payload)
 		case unix.NFTA_SET_ELEM_FLAGS:
-			e.IntervalEnd = ad.Uint32()&unix.NFT_SET_ELEM_INTERVAL_END != 0
+			var flags uint32
+			flags, err = beUint32(payload)
+			e.IntervalEnd = flags&unix.NFT_SET_ELEM_INTERVAL_END != 0
 		case unix.NFTA_SET_ELEM_EXPIRATION: // milliseconds left, of a dynamic set's element
-			e.Expires = time.Duration(ad.Uint64()) * time.Millisecond
+			if len(payload) != 8 {
+				return fmt.Errorf("element expiration: %d bytes, want 8", len(payload))
+			}
+			e.Expires = time.Duration(binary.BigEndian.Uint64(payload)) * time.Millisecond
 		case unix.NFTA_SET_ELEM_USERDATA:
-			e.Comment, _ = udataString(ad.Bytes(), userdata.NFTNL_UDATA_SET_ELEM_COMMENT) // anybody may write it
+			e.Comment, _ = udataString(payload, userdata.NFTNL_UDATA_SET_ELEM_COMMENT) // anybody may write it
 		}
-		if err != nil {
-			return e, err
-		}
-	}
-	return e, ad.Err()
+		return err
+	})
+	return e, err
 }
 
-// innerData returns the payload of the one attribute inside an nft_data:
-// NFTA_DATA_VALUE, or NFTA_DATA_VERDICT with its nested code and chain, as
-// google/nftables leaves them.
+func beUint32(b []byte) (uint32, error) {
+	if len(b) != 4 {
+		return 0, fmt.Errorf("attribute of %d bytes, want 4", len(b))
+	}
+	return binary.BigEndian.Uint32(b), nil
+}
+
+// innerData returns a copy of the payload of the one attribute inside an
+// nft_data: NFTA_DATA_VALUE, or NFTA_DATA_VERDICT with its nested code and
+// chain, as google/nftables leaves them.
 func innerData(b []byte) ([]byte, error) {
-	ad, err := newDecoder(b, 0)
-	if err != nil {
+	var out []byte
+	err := walkAttrs(b, func(_ uint16, payload []byte) error {
+		out = payload
+		return nil
+	})
+	if out == nil {
 		return nil, err
 	}
-	var out []byte
-	for ad.Next() {
-		out = ad.Bytes()
-	}
-	return out, ad.Err()
+	return append(make([]byte, 0, len(out)), out...), err
 }
