@@ -26,7 +26,7 @@ func check(p prom, rate string, wait time.Duration) error {
 	for {
 		results, empty := run(p, exprs, rate)
 		if empty == 0 || time.Now().After(deadline) {
-			report(results)
+			report(results, rate)
 			if empty > 0 {
 				return fmt.Errorf("%d of %d expressions returned no data", empty, len(exprs))
 			}
@@ -55,13 +55,13 @@ func run(p prom, exprs []monitoring.Expression, rate string) ([]result, int) {
 	return out, empty
 }
 
-func report(results []result) {
+func report(results []result, rate string) {
 	for _, r := range results {
 		switch {
 		case r.problem != nil:
 			fmt.Printf("FAIL %s: %v\n", r.expr.Source, r.problem)
 		case r.series == 0:
-			fmt.Printf("FAIL %s: no data: %s\n", r.expr.Source, r.expr.Signal)
+			fmt.Printf("FAIL %s: no data: %s\n", r.expr.Source, monitoring.Instantiate(r.expr.Signal, rate))
 		case r.expr.Signal != r.expr.Query:
 			fmt.Printf("ok   %s: %d series (rule matches %d)\n", r.expr.Source, r.series, r.firing)
 		default:
