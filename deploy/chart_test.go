@@ -88,7 +88,10 @@ func objects(t *testing.T, data []byte) map[string]map[string]any {
 		}
 		decodeConfig(t, obj)
 		meta, _ := obj["metadata"].(map[string]any)
-		key := fmt.Sprintf("%s %v/%v", obj["kind"], meta["namespace"], meta["name"])
+		key := fmt.Sprintf("%s %v", obj["kind"], meta["name"])
+		if ns, ok := meta["namespace"]; ok {
+			key = fmt.Sprintf("%s %v/%v", obj["kind"], ns, meta["name"])
+		}
 		if _, dup := out[key]; dup {
 			t.Fatalf("%s rendered twice", key)
 		}
