@@ -6,8 +6,11 @@
 // # Files
 //
 //   - alerts.yaml: the alert rules, a Prometheus rule file
-//   - alerts_test.yaml: promtool's unit tests of those rules, on series
-//     taken from a real scrape of the smoke test's cluster
+//   - alerts_test.yaml: promtool's unit tests of those rules: every alert
+//     firing on series named and labelled as a real scrape of the smoke
+//     test's cluster has them, with made-up values
+//   - scraped_test.yaml: the series the rules read as a real scrape of that
+//     cluster gave them (hack/promcheck -series): no alert may fire
 //   - dashboard.json: the Grafana dashboard (import it, or provision it)
 //
 // # Checks

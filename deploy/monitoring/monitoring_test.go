@@ -203,14 +203,15 @@ func TestInstantiate(t *testing.T) {
 	}
 }
 
-// TestPromtool checks the rule file and runs its unit tests with promtool
+// TestPromtool checks the rule file and runs its unit tests (made-up faults,
+// and the series of a real scrape) with promtool
 // (Debian's prometheus package), when it is installed.
 func TestPromtool(t *testing.T) {
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
 		t.Skip("promtool not installed (Debian's prometheus package): cannot check the rules")
 	}
-	for _, args := range [][]string{{"check", "rules", "alerts.yaml"}, {"test", "rules", "alerts_test.yaml"}} {
+	for _, args := range [][]string{{"check", "rules", "alerts.yaml"}, {"test", "rules", "alerts_test.yaml", "scraped_test.yaml"}} {
 		out, err := exec.Command(promtool, args...).CombinedOutput()
 		if err != nil {
 			t.Errorf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
