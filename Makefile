@@ -1,15 +1,20 @@
 # The Makefile only dispatches: the logic lives in hack/*.sh.
 GO ?= go
 
-.PHONY: build test test-unit test-fuzz test-integration test-e2e test-node demo verify
+.PHONY: build test test-unit test-chart test-fuzz test-integration test-e2e test-node demo verify
 
 build:
 	hack/build.sh
 
-test: test-unit test-fuzz test-integration test-e2e test-node
+test: test-unit test-chart test-fuzz test-integration test-e2e test-node
 
 test-unit:
 	$(GO) test ./...
+
+# The Helm chart against deploy/ (field by field), its schema's errors and
+# helm lint, with the pinned helm and kubectl (built once); no root.
+test-chart:
+	hack/test-chart.sh
 
 # Every fuzz target for FUZZTIME (default 30s) each, one at a time; no root.
 test-fuzz:

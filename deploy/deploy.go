@@ -12,6 +12,10 @@
 //   - kubeadm/: an overlay that reuses kubeadm's kube-proxy ConfigMap
 //     (kustomize refuses an overlay inside its base's folder, hence base/)
 //   - Dockerfile: the image (`make image`)
+//   - helm/nftproxy: a Helm chart of the same objects, the configuration as
+//     values; chart_test.go compares its default rendering with kustomize's
+//   - monitoring/: alert rules, their promtool tests and a Grafana dashboard
+//     (package monitoring)
 //
 // docs/operations.md explains installing, replacing kube-proxy and
 // troubleshooting.

@@ -127,6 +127,10 @@ func (a *Agent) observe(res dataplane.Result, change tracker.Change, elapsed tim
 		m.SyncDuration.WithLabelValues(f).Observe(secs)
 		kind.WithLabelValues(f).Observe(secs)
 		m.LastSync.WithLabelValues(f).Set(float64(now.UnixNano()) / 1e9)
+		// The failure counter exists, at 0, from the first sync: rate()
+		// and increase() see a first failure only as a change from a
+		// sample before it, so a series born at 1 would alert no one.
+		m.SyncFailures.WithLabelValues(f)
 	}
 	setNoLocal(m, res.Families)
 	if res.Ops > 0 {

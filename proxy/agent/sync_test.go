@@ -157,6 +157,32 @@ func TestFailureRetriesFull(t *testing.T) {
 	}
 }
 
+// TestFailureCounterFromFirstSync: a successful sync exposes the failure
+// counter of each family it programmed at 0, so that an alert on its
+// increase sees the first failure.
+func TestFailureCounterFromFirstSync(t *testing.T) {
+	h := newHarness(t, node(), service("web"))
+	h.start()
+	h.dp.then(dataplane.Result{Families: []compile.FamilyStatus{{Family: nft.IPv4}}}, nil)
+	if _, err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	families, err := h.metrics.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "kubeproxy_sync_proxy_rules_nftables_sync_failures_total" {
+			continue
+		}
+		if len(f.GetMetric()) != 1 || f.GetMetric()[0].GetCounter().GetValue() != 0 {
+			t.Fatalf("sync failures after a successful sync: %v, want one series at 0", f.GetMetric())
+		}
+		return
+	}
+	t.Error("no kubeproxy_sync_proxy_rules_nftables_sync_failures_total after a successful sync")
+}
+
 func TestEventsOnce(t *testing.T) {
 	bad := service("bad", func(s *corev1.Service) { s.Spec.Ports[0].Protocol = "ICMP" })
 	h := newHarness(t, node(), service("web"), bad)
