@@ -52,9 +52,6 @@ func (c *Tables) assemble(fi int) *nft.Table {
 			_ = w.elements(add)
 		}
 	}
-	for _, s := range t.Sets {
-		s.SortElements()
-	}
 	return t
 }
 
