@@ -177,6 +177,19 @@ func newRungs() rungs {
 	return r
 }
 
+// elements returns how many elements the lists counted put in endpoint
+// map m, hash lists aside (their rung does not say their length): what
+// the table's assembly sizes the map for.
+func (r rungs) elements(m int) int {
+	n := 0
+	for length, lists := range r[m] {
+		if length != hashRung {
+			n += length * lists
+		}
+	}
+	return n
+}
+
 // add counts (delta 1) or uncounts (delta -1) the lists of cl.
 func (r rungs) add(cl *claim, delta int) {
 	if cl == nil || cl.lists == "" {
