@@ -104,14 +104,14 @@ func unmarshalExpr(fam byte, name string, data []byte) (expr.Any, error) {
 		return unknownExpr{Name: name}, nil
 	}
 	e := newExpr()
-	if err := expr.Unmarshal(fam, data, e); err != nil {
+	if err := unmarshalGuarded(fam, data, e); err != nil {
 		return nil, fmt.Errorf("expression %s: %w", name, err)
 	}
 	// A verdict is an immediate into the verdict register; the library
 	// decodes it as a Verdict, and so must we.
 	if imm, ok := e.(*expr.Immediate); ok && imm.Register == unix.NFT_REG_VERDICT && len(imm.Data) == 0 {
 		v := &expr.Verdict{}
-		if err := expr.Unmarshal(fam, data, v); err != nil {
+		if err := unmarshalGuarded(fam, data, v); err != nil {
 			return nil, fmt.Errorf("expression verdict: %w", err)
 		}
 		return v, nil
@@ -167,4 +167,11 @@ func unmarshalByteorder(data []byte) (expr.Any, error) {
 		}
 	}
 	return e, ad.Err()
+}
+
+// unmarshalGuarded is expr.Unmarshal with the library's panics on
+// malformed data (a verdict shorter than it says) turned into errors.
+func unmarshalGuarded(fam byte, data []byte, e expr.Any) error {
+	_, err := guard("expression", func() (struct{}, error) { return struct{}{}, expr.Unmarshal(fam, data, e) })
+	return err
 }
