@@ -163,8 +163,8 @@ const (
 	// endpoints, at 1,021 elements per Service port entry.
 	DefaultMaglevTableSize = 1021
 	DefaultMaglevSeed      = 0x6e667470
-	// MaxMaglevTableSize is the largest prime the endpoint maps have room
-	// for (proxy/compile).
+	// MaxMaglevTableSize is the largest prime below 2^16 (proxy/compile:
+	// every slot is an element of every node's table).
 	MaxMaglevTableSize = 65521
 )
 

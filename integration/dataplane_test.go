@@ -50,16 +50,26 @@ func TestDataplaneWatchAndRepair(t *testing.T) {
 		s := p.committed[f].Set(set)
 		return fmt.Sprintf("delete element %s kube-proxy %s { %s }", f, set, s.KeyText(s.Elements[i].Key))
 	}
+	// The first endpoint map of a kind: endpoints-3, nodeport-endpoints-2.
+	endpointMap := func(f nft.Family, kind string) string {
+		for _, s := range p.committed[f].Sets {
+			if strings.HasPrefix(s.Name, kind+"-") && len(s.Elements) > 0 {
+				return s.Name
+			}
+		}
+		t.Fatalf("%s: no %s map with elements", f, kind)
+		return ""
+	}
 	in.Changed = map[string]bool{}
 	for _, tc := range []struct {
 		tamper string
 		ops    int // a patch's operations; 0: the table rebuilt
 	}{
 		{"delete element ip kube-proxy cluster-ip-ports { 10.96.1.10 . tcp . 80 }", 1},
-		{element(nft.IPv4, "endpoints", 0), 1},
+		{element(nft.IPv4, endpointMap(nft.IPv4, "endpoints"), 0), 1},
 		{element(nft.IPv4, "firewall-allow", 0), 1},
 		{element(nft.IPv4, "firewall-allow", 1), 1},
-		{element(nft.IPv6, "nodeport-endpoints", 0), 1},
+		{element(nft.IPv6, endpointMap(nft.IPv6, "nodeport-endpoints"), 0), 1},
 		{element(nft.IPv6, "cluster-ips", 0), 1},
 		{"flush chain ip kube-proxy pick-endpoint", 1 + len(p.committed[nft.IPv4].Chain("pick-endpoint").Rules)},
 		{"add rule ip kube-proxy services counter", 1 + len(p.committed[nft.IPv4].Chain("services").Rules)},

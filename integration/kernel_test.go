@@ -36,8 +36,10 @@ func TestReadBack(t *testing.T) {
 		{tamper: "add chain ip kube-proxy stray"},
 		{tamper: "flush chain ip kube-proxy service-test/sticky-big/tcp/http/b2"},
 		{tamper: "flush chain ip kube-proxy pick-endpoint"},
-		{tamper: "delete element ip kube-proxy endpoints { 10.96.1.60 . tcp . 80 . 1601 }"},
-		{tamper: "delete element ip6 kube-proxy nodeport-endpoints { tcp . 31080 . 1 }"},
+		{tamper: "delete element ip kube-proxy endpoints-40 { 10.96.1.60 . tcp . 80 . 1 }"},
+		{tamper: "delete element ip6 kube-proxy nodeport-endpoints-1 { tcp . 31080 . 0 }"},
+		{tamper: "flush map ip kube-proxy endpoints-40"},
+		{tamper: "flush chain ip kube-proxy pick-endpoint-40"},
 		{tamper: "delete element ip kube-proxy service-cidrs { 10.97.0.0/16 }"},
 		{tamper: "add element ip6 kube-proxy service-cidrs { fd00:97::/112 }"},
 		// A range that is no prefix cannot be deleted as prefixes: the

@@ -131,13 +131,17 @@ type slots struct {
 }
 
 // slotsOf reads the slots of the entry with key from tbl, whose pick chain
-// chain must end in a hash rung.
+// chain must end in a jump to its hash rung's chain, chain-maglev.
 func slotsOf(t *testing.T, tbl *nft.Table, chain string, key []nft.Value) slots {
 	t.Helper()
 	rules := tbl.Chain(chain).Rules
-	rung, ok := rules[len(rules)-1].Stmts[0].(nft.DNATMap)
+	if last := rules[len(rules)-1].Text(nft.IPv4); last != "jump "+chain+"-maglev" {
+		t.Fatalf("chain %s ends in %s, not a jump to %s-maglev", chain, last, chain)
+	}
+	hashRule := tbl.Chain(chain + "-maglev").Rules[0]
+	rung, ok := hashRule.Stmts[0].(nft.DNATMap)
 	if !ok || !rung.Hash.Used() {
-		t.Fatalf("chain %s ends in %s, not a hash rung", chain, rules[len(rules)-1].Text(nft.IPv4))
+		t.Fatalf("chain %s-maglev holds %s, not a hash rung", chain, hashRule.Text(nft.IPv4))
 	}
 	s := tbl.Set(rung.Map)
 	prefix := s.KeyText(key) + " . "

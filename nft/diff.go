@@ -113,15 +113,16 @@ func ruleOps(f Family, c *Chain) []Op {
 }
 
 // sameStructure reports whether old and want agree on everything a patch
-// cannot change: the table's identity, its sets' definitions and its base
-// chains.
+// cannot change: the table's identity, the definitions of the sets both
+// have and its base chains. A patch adds and deletes sets (the endpoint
+// maps come and go with the list lengths in use), but the kernel cannot
+// change a set's definition.
 func sameStructure(old, want *Table) bool {
-	if old.Name != want.Name || old.Comment != want.Comment || len(old.Sets) != len(want.Sets) || !sameCounters(old, want) {
+	if old.Name != want.Name || old.Comment != want.Comment || !sameCounters(old, want) {
 		return false
 	}
 	for _, s := range want.Sets {
-		o := old.Set(s.Name)
-		if o == nil || !sameSetDef(o, s) {
+		if o := old.Set(s.Name); o != nil && !sameSetDef(o, s) {
 			return false
 		}
 	}

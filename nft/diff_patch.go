@@ -3,13 +3,18 @@ package nft
 // patchTable returns the operations that turn old into want when both have
 // the same structure. The order keeps every step valid for the kernel:
 // elements that point at a chain go before the chain, a chain is flushed
-// before it is deleted, a chain exists before rules or elements point at it.
+// before it is deleted, a set is deleted once no rule looks it up, and a
+// chain or set exists before rules or elements point at it. A new set's
+// elements go in before the rules that look it up, as in replaceTable.
 func patchTable(old, want *Table) []Op {
 	f := want.Family
 	oldChains, wantChains := chainIndex(old), chainIndex(want)
 	var ops []Op
 	added := map[string][]Element{}
 	for _, s := range want.Sets {
+		if old.Set(s.Name) == nil {
+			continue
+		}
 		del, add := diffElements(old.Set(s.Name), s)
 		if len(del) > 0 {
 			ops = append(ops, Op{Kind: DeleteElements, Family: f, Name: s.Name, Set: s, Elements: del})
@@ -30,9 +35,26 @@ func patchTable(old, want *Table) []Op {
 	for _, name := range removed {
 		ops = append(ops, Op{Kind: DeleteChain, Family: f, Name: name})
 	}
+	for _, s := range old.Sets {
+		if want.Set(s.Name) == nil {
+			ops = append(ops, Op{Kind: DeleteSet, Family: f, Name: s.Name})
+		}
+	}
+	var newSets []*Set
+	for _, s := range want.Sets {
+		if old.Set(s.Name) == nil {
+			newSets = append(newSets, s)
+			ops = append(ops, Op{Kind: AddSet, Family: f, Set: s})
+		}
+	}
 	for _, c := range want.Chains {
 		if _, ok := oldChains[c.Name]; !ok {
 			ops = append(ops, Op{Kind: AddChain, Family: f, Chain: c})
+		}
+	}
+	for _, s := range newSets {
+		if len(s.Elements) > 0 {
+			ops = append(ops, Op{Kind: AddElements, Family: f, Name: s.Name, Set: s, Elements: s.Elements})
 		}
 	}
 	for _, c := range want.Chains {

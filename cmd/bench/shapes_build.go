@@ -21,14 +21,15 @@ import (
 //     endpoint: `numgen random mod n-i 0 ... dnat to` endpoint i, the
 //     last rule without numgen; the Service's service-ips element (a
 //     verdict map, as kube-proxy has it) goes to it.
-//   - A: one data map keyed daddr . proto . dport . i (i < n) and one
-//     shared chain per endpoint count, pick-n, whose one rule draws
-//     `numgen random mod n`; the service-ips element goes to pick-n.
-//   - L-vmap: L's endpoint lists and rungs, with each entry a service-ips
+//   - A: one data map, endpoints, keyed daddr . proto . dport . i (i < n)
+//     and one shared chain per endpoint count, pick-n, whose one rule
+//     draws `numgen random mod n`; the service-ips element goes to pick-n.
+//   - L-vmap: L's endpoint maps and rungs, with each entry a service-ips
 //     element going to pick-endpoint (L as first written).
-//   - L: one data map keyed daddr . proto . dport . n*n+i and one shared
-//     chain of rungs, one per count in use; each entry an element of the
-//     plain set cluster-ip-ports, which one rule sends to the rungs
+//   - L: one data map per endpoint count n, endpoints-n, keyed daddr .
+//     proto . dport . i, bound by the one rung of chain pick-endpoint-n,
+//     which pick-endpoint jumps to; each entry an element of the plain set
+//     cluster-ip-ports, which one rule sends to pick-endpoint
 //     (docs/ruleset.md).
 
 // shapeNames lists the shapes in the order they are measured.
@@ -38,7 +39,7 @@ var shapeNames = []string{"old", "A", "L-vmap", "L"}
 const (
 	shapeServiceIPs = "service-ips"
 	shapeEntries    = "cluster-ip-ports"
-	shapeEndpoints  = "endpoints"
+	shapeEndpoints  = "endpoints" // the prefix of L's maps, A's one map
 	shapePick       = "pick-endpoint"
 )
 
@@ -148,8 +149,7 @@ func buildShape(name string, snap *model.Snapshot) (nft.Ruleset, error) {
 	if name == "L-vmap" {
 		return nft.Ruleset{nft.IPv4: t}, nil
 	}
-	pick, eps := t.Chain(shapePick), t.Set(shapeEndpoints)
-	pick.Rules, eps.Elements = nil, nil
+	eps := withoutListMaps(t)
 	for i, e := range svcIPs.Elements {
 		l, ok := lists[svcIPs.KeyText(e.Key)]
 		if !ok || e.Verdict.Chain != shapePick {
@@ -168,29 +168,58 @@ func buildShape(name string, snap *model.Snapshot) (nft.Ruleset, error) {
 // endpointList is one entry's endpoints, in index order.
 type endpointList struct{ data [][]nft.Value }
 
-// endpointLists reads L's endpoints map back into lists by entry (the
-// entry's key text): element n*n+i is endpoint i of n.
+// endpointLists reads L's endpoint maps back into lists by entry (the
+// entry's key text): element i of endpoints-n is endpoint i of n.
 func endpointLists(t *nft.Table) (map[string]*endpointList, error) {
-	eps := t.Set(shapeEndpoints)
-	if eps == nil || t.Chain(shapePick) == nil || t.Set(shapeServiceIPs) == nil || t.Set(shapeEntries) == nil {
-		return nil, fmt.Errorf("the compiled table has no map %s, chain %s, map %s or set %s: the shape changed, update bench shapes",
-			shapeEndpoints, shapePick, shapeServiceIPs, shapeEntries)
+	if t.Chain(shapePick) == nil || t.Set(shapeServiceIPs) == nil || t.Set(shapeEntries) == nil {
+		return nil, fmt.Errorf("the compiled table has no chain %s, map %s or set %s: the shape changed, update bench shapes",
+			shapePick, shapeServiceIPs, shapeEntries)
 	}
 	out := map[string]*endpointList{}
 	keyOf := &nft.Set{Key: t.Set(shapeServiceIPs).Key}
-	for _, e := range eps.Elements {
-		k := keyOf.KeyText(e.Key[:3])
-		l := out[k]
-		if l == nil {
-			l = &endpointList{}
-			out[k] = l
+	for _, eps := range listMapsOf(t) {
+		for _, e := range eps.Elements {
+			k := keyOf.KeyText(e.Key[:3])
+			l := out[k]
+			if l == nil {
+				l = &endpointList{}
+				out[k] = l
+			}
+			l.data = append(l.data, e.Data)
 		}
-		l.data = append(l.data, e.Data)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("the compiled table has no %s-n map with elements: the shape changed, update bench shapes", shapeEndpoints)
 	}
 	for _, l := range out {
 		slices.SortFunc(l.data, func(a, b []nft.Value) int { return a[0].Addr.Compare(b[0].Addr) })
 	}
 	return out, nil
+}
+
+// listMapsOf returns L's endpoint maps, endpoints-n.
+func listMapsOf(t *nft.Table) []*nft.Set {
+	var out []*nft.Set
+	for _, s := range t.Sets {
+		if strings.HasPrefix(s.Name, shapeEndpoints+"-") {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// withoutListMaps takes L's endpoint maps and rung chains out of t, and
+// empties pick-endpoint; it returns A's one endpoint map, empty, added in
+// their place (the old shape leaves it unused).
+func withoutListMaps(t *nft.Table) *nft.Set {
+	maps := listMapsOf(t)
+	eps := *maps[0]
+	eps.Name, eps.Elements = shapeEndpoints, nil
+	t.Sets = slices.DeleteFunc(t.Sets, func(s *nft.Set) bool { return slices.Contains(maps, s) })
+	t.Sets = append(t.Sets, &eps)
+	t.Chains = slices.DeleteFunc(t.Chains, func(c *nft.Chain) bool { return strings.HasPrefix(c.Name, shapePick+"-") })
+	t.Chain(shapePick).Rules = nil
+	return &eps
 }
 
 // oldChain adds the entry's own chain: one numgen rule per endpoint.

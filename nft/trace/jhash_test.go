@@ -60,8 +60,8 @@ func maglevTable(t *testing.T, n int) *nft.Table {
 // the share of the slots it holds, and the shares sum to 1.
 func TestMaglevTrace(t *testing.T) {
 	tbl := maglevTable(t, 3)
-	eps := tbl.Set(nft.MapEndpoints)
-	rung := tbl.Chain(nft.ChainPickEndpoint).Rules[len(tbl.Chain(nft.ChainPickEndpoint).Rules)-1].Stmts[0].(nft.DNATMap)
+	eps := tbl.Set(nft.MapEndpoints + "-maglev")
+	rung := tbl.Chain(nft.ChainPickEndpoint + "-maglev").Rules[0].Stmts[0].(nft.DNATMap)
 	slots := map[string]int64{}
 	for _, e := range eps.Elements {
 		slots[eps.DataText(e.Data)]++

@@ -77,10 +77,16 @@ func (cl *claim) element() nft.Element {
 }
 
 // addTo adds the element cl asks for, and the elements of its endpoint
-// lists, to the sets of t.
+// lists, to the sets of t; an endpoint map t lacks is added.
 func (cl *claim) addTo(t *nft.Table) {
 	_ = cl.elements(func(set string, e nft.Element) error {
-		t.Set(set).Elements = append(t.Set(set).Elements, e)
+		s := t.Set(set)
+		if s == nil {
+			m, rung, _ := parseListMap(set)
+			s = listSet(t.Family, m, rung)
+			t.Sets = append(t.Sets, s)
+		}
+		s.Elements = append(s.Elements, e)
 		return nil
 	})
 }
@@ -95,7 +101,7 @@ func (cl *claim) elements(add func(set string, e nft.Element) error) error {
 	key := unpackKey(cl.set, cl.key)
 	for _, l := range unpackLists(cl.lists) {
 		for _, e := range listElements(key, l) {
-			if err := add(listMaps[l.m], e); err != nil {
+			if err := add(l.mapName(), e); err != nil {
 				return err
 			}
 		}

@@ -3,7 +3,10 @@ package compile
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/nftproxy/nftproxy/nft"
 )
@@ -12,49 +15,44 @@ import (
 // with no rule of its own (see docs/ruleset.md for the measurements).
 //
 // Each entry (a Service address and port, or a NodePort) that has endpoints
-// brings its list into one of four data maps. A list of n endpoints is n
-// elements, the entry's key, then n*n+i : endpoint i. The ranges
-// [n*n, n*n+n) of different lengths never overlap, so one map holds lists
-// of every length, and a pick chain holds one rule, a rung, per length in
-// use:
+// brings its list into a data map of its kind and length: a list of n
+// endpoints is n elements of map endpoints-n, the entry's key, then i :
+// endpoint i. Each map is bound by one rule, the rung of chain
+// pick-endpoint-n:
 //
-//	dnat ip to ip daddr . meta l4proto . th dport . numgen random mod 3 offset 9 map @endpoints
+//	dnat ip to ip daddr . meta l4proto . th dport . numgen random mod 3 map @endpoints-3
 //
-// The rung for length n draws one of n*n .. n*n+n-1 uniformly; only a list
-// of length n has those keys, so for any other entry the lookup misses, the
-// rule does not match, and the next rung is tried.
+// and pick-endpoint jumps to the rung chain of each length in use. Only a
+// list of length n is in endpoints-n, so for any other entry the lookup
+// misses, the rule does not match, and the next length is tried.
 //
 // So a change of a Service's endpoints, their addresses or their number,
 // is data-map elements only: the kernel re-validates the table for new
 // rules and jump/goto elements, never for data elements, and the cost of
-// such a change does not grow with the table. Only a length that no entry
-// had before adds a rung, a rule.
+// such a change does not grow with the table. A length that no entry had
+// before adds a map, a chain and its rung; the kernel checks a new rung
+// against every element of its map, which is why each length has a map
+// and a chain of its own: a shared map, or a shared chain that the differ
+// refills, would check every list of the table.
 
-// The four endpoint maps, in the order their lists are packed in a claim.
+// The four kinds of endpoint map, in the order their lists are packed in
+// a claim: each name is the prefix of the kind's maps, endpoints-3 or
+// endpoints-maglev.
 var listMaps = [...]string{nft.MapEndpoints, nft.MapLocalEndpoints, nft.MapNodePortEndpoints, nft.MapNodePortLocalEndpoints}
 
-// maxListLen is the longest list a map can hold: n*n+n-1 must fit in 32 bits.
+// maxListLen is the longest list an entry brings: a Service port with
+// more endpoints keeps its first maxListLen, so that one Service cannot
+// put millions of elements into one transaction.
 const maxListLen = 65535
 
-// endpointList is the endpoints an entry brings into listMaps[m]. A hash
-// list (maglev.go) is a Maglev table: eps are its slots, endpoint eps[j] at
-// index maglevOffset+j, picked by the hash rung.
+// endpointList is the endpoints an entry brings into a map of kind
+// listMaps[m]. A hash list (maglev.go) is a Maglev table: eps are its
+// slots, endpoint eps[j] at index j of the kind's maglev map, picked by the
+// hash rung.
 type endpointList struct {
 	m    int
 	eps  []endpoint
 	hash bool
-}
-
-// first is the index of the list's first element.
-func (l endpointList) first() uint32 { return l.firstOf(len(l.eps)) }
-
-// firstOf is the index of the first element of a list like l of n
-// endpoints (a packed list's length is known before its endpoints).
-func (l endpointList) firstOf(n int) uint32 {
-	if l.hash {
-		return maglevOffset
-	}
-	return rungOffset(n)
 }
 
 // rung is the key of the list's rung in rungs: its length, or hashRung.
@@ -81,8 +79,8 @@ func listMap(name string) int {
 	panic(fmt.Sprintf("compile: %q is not an endpoint map", name))
 }
 
-// rungOffset is the first index of a list of n endpoints.
-func rungOffset(n int) uint32 { return uint32(n) * uint32(n) }
+// mapName is the name of the map that holds list l.
+func (l endpointList) mapName() string { return listMapName(l.m, l.rung()) }
 
 // listElements returns the elements of list l for the entry with key key.
 // Their keys and data share one array: two allocations a list, not two an
@@ -108,7 +106,7 @@ func listElement(key []nft.Value, l endpointList, i int) nft.Element {
 func fillListElement(v, key []nft.Value, l endpointList, i int) nft.Element {
 	k := len(key) + 1
 	copy(v, key)
-	v[k-1] = nft.Value{Num: l.first() + uint32(i)}
+	v[k-1] = nft.Value{Num: uint32(i)}
 	v[k] = nft.Value{Addr: l.eps[i].addr}
 	v[k+1] = nft.Value{Num: uint32(l.eps[i].port)}
 	return nft.Element{Key: v[:k:k], Data: v[k : k+2 : k+2]}
@@ -165,8 +163,44 @@ func unpackLists(s string) []endpointList {
 	return out
 }
 
-// rungs counts, per endpoint map, how many winning lists have each length:
-// the pick chain has a rung for each length counted.
+// listMapName is the name of kind m's map of the lists of rung
+// (endpointList.rung): endpoints-3, or endpoints-maglev.
+func listMapName(m, rung int) string { return listMaps[m] + "-" + rungName(rung) }
+
+// rungChainName is the name of the chain of the rung that picks from
+// listMapName(m, rung): pick-endpoint-3, or pick-endpoint-maglev.
+func rungChainName(m, rung int) string { return pickChains[m] + "-" + rungName(rung) }
+
+func rungName(rung int) string {
+	if rung == hashRung {
+		return "maglev"
+	}
+	return strconv.Itoa(rung)
+}
+
+// parseListMap returns the kind and rung of the endpoint map named name;
+// ok is false when name is no endpoint map's.
+func parseListMap(name string) (m, rung int, ok bool) {
+	for i, prefix := range listMaps {
+		rest, found := strings.CutPrefix(name, prefix+"-")
+		if !found {
+			continue
+		}
+		if rest == "maglev" {
+			return i, hashRung, true
+		}
+		n, err := strconv.Atoi(rest)
+		if err != nil || n < 1 || n > maxListLen || strconv.Itoa(n) != rest {
+			return 0, 0, false
+		}
+		return i, n, true
+	}
+	return 0, 0, false
+}
+
+// rungs counts, per kind of endpoint map, how many winning lists have
+// each length (or are hash lists): the table has a map, a chain and a
+// rung for each length counted.
 type rungs [len(listMaps)]map[int]int
 
 func newRungs() rungs {
@@ -175,19 +209,6 @@ func newRungs() rungs {
 		r[i] = map[int]int{}
 	}
 	return r
-}
-
-// elements returns how many elements the lists counted put in endpoint
-// map m, hash lists aside (their rung does not say their length): what
-// the table's assembly sizes the map for.
-func (r rungs) elements(m int) int {
-	n := 0
-	for length, lists := range r[m] {
-		if length != hashRung {
-			n += length * lists
-		}
-	}
-	return n
 }
 
 // add counts (delta 1) or uncounts (delta -1) the lists of cl.
@@ -205,30 +226,106 @@ func (r rungs) add(cl *claim, delta int) {
 	}
 }
 
-// pickChain is the chain that picks from listMaps[m]: a rung per length,
-// then the hash rung when a hash list is in use. The hash rung comes last
-// so that Services that pick at random never pay for the hash; a Maglev
-// entry tries the rungs of the lengths in use first (a lookup miss each).
-func (r rungs) pickChain(m int, o Options) *nft.Chain {
-	lens := make([]int, 0, len(r[m]))
+// inUse returns the rungs of kind m in use, in the order the pick chain
+// tries them: by length, then the hash rung. The hash rung comes last so
+// that Services that pick at random never pay for the hash; a Maglev
+// entry tries the lengths in use first (a lookup miss each).
+func (r rungs) inUse(m int) []int {
+	out := make([]int, 0, len(r[m]))
 	for n := range r[m] {
 		if n != hashRung {
-			lens = append(lens, n)
+			out = append(out, n)
 		}
 	}
-	sort.Ints(lens)
-	c := &nft.Chain{Name: pickChains[m]}
-	for _, n := range lens {
-		c.Rules = append(c.Rules, rule(nft.DNATMap{Keys: listKeys[m], Num: nft.Numgen{Mod: uint32(n), Offset: rungOffset(n)}, Map: listMaps[m]}))
-	}
+	sort.Ints(out)
 	if r[m][hashRung] > 0 {
-		c.Rules = append(c.Rules, o.hashRung(m))
+		out = append(out, hashRung)
 	}
-	return c
+	return out
 }
 
-// pickChains are the chains that pick from each of listMaps, and listKeys
-// the packet fields their entries are keyed by.
+// sets returns family f's endpoint maps, empty: one for each rung in use.
+func (r rungs) sets(f nft.Family) []*nft.Set {
+	var out []*nft.Set
+	for m := range listMaps {
+		for _, n := range r.inUse(m) {
+			out = append(out, listSet(f, m, n))
+		}
+	}
+	return out
+}
+
+// elements returns how many elements the lists of rung n put in kind m's
+// map, or 0 for the hash rung (its rung does not say its lists' length):
+// what the table's assembly sizes the map for.
+func (r rungs) elements(m, n int) int {
+	if n == hashRung {
+		return 0
+	}
+	return n * r[m][n]
+}
+
+// listSet returns kind m's empty map of the lists of rung, in family f.
+func listSet(f nft.Family, m, rung int) *nft.Set {
+	keys := append(slices.Clip(listKeys[m]), nft.Number)
+	return &nft.Set{Name: listMapName(m, rung), Map: true, Comment: listComment(m, rung),
+		Typeof: keys, DataTypeof: addrPort, Key: typesOf(f, keys), Data: typesOf(f, addrPort)}
+}
+
+// listComment says what kind m's map of the lists of rung holds, in at
+// most maxListComment bytes.
+func listComment(m, rung int) string {
+	if rung == hashRung {
+		return listKinds[m] + " by Maglev: key . j is slot j"
+	}
+	return fmt.Sprintf("%s: key . i is endpoint i of %d", listKinds[m], rung)
+}
+
+// maxListComment is the longest comment of an endpoint map: the kernel
+// keeps a set's typeof and comment in 256 bytes of user data, and with
+// these keys refused comments of 85 bytes and took 80.
+const maxListComment = 80
+
+// listKinds say what each kind of endpoint map holds. "Local" endpoints
+// are this node's, for traffic under externalTrafficPolicy Local.
+var listKinds = [...]string{
+	"Endpoints of Service IPs and ports",
+	"Local endpoints of external IPs and ports",
+	"Endpoints of NodePorts",
+	"Local endpoints of NodePorts",
+}
+
+// chains returns the pick chains: for each kind, the chain that jumps to
+// the chain of each of its rungs in use, then those chains. A rung has a
+// chain of its own so that a new length adds one chain and rung: the
+// differ refills a chain whose rules changed, and refilling rungs would
+// check every list of the table again.
+func (r rungs) chains(o Options) []*nft.Chain {
+	var out []*nft.Chain
+	for m := range listMaps {
+		used := r.inUse(m)
+		pick := &nft.Chain{Name: pickChains[m]}
+		for _, n := range used {
+			pick.Rules = append(pick.Rules, rule(nft.JumpTo(rungChainName(m, n))))
+		}
+		out = append(out, pick)
+		for _, n := range used {
+			out = append(out, &nft.Chain{Name: rungChainName(m, n), Rules: []nft.Rule{o.rung(m, n)}})
+		}
+	}
+	return out
+}
+
+// rung is the rule that picks from kind m's map of the lists of rung.
+func (o Options) rung(m, n int) nft.Rule {
+	if n == hashRung {
+		return o.hashRung(m)
+	}
+	return rule(nft.DNATMap{Keys: listKeys[m], Num: nft.Numgen{Mod: uint32(n)}, Map: listMapName(m, n)})
+}
+
+// pickChains are the chains that pick from each kind of endpoint map,
+// and listKeys the packet fields their entries are keyed by.
 var (
 	pickChains = [...]string{nft.ChainPickEndpoint, nft.ChainPickLocalEndpoint, nft.ChainPickNodePortEndpoint, nft.ChainPickNodePortLocalEndpoint}
 	listKeys   = [...][]nft.Field{daddrProtoPort, daddrProtoPort, protoPort, protoPort}

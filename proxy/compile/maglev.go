@@ -11,8 +11,8 @@ import (
 
 // Maglev consistent hashing (Eisenbud et al., NSDI 2016): a Service port
 // that uses it brings, instead of its n endpoints, a lookup table of M
-// slots into the endpoint maps, slot j at index maglevOffset+j. The pick
-// chain's hash rung hashes the connection into a slot, so a connection
+// slots into its kind's maglev map (endpoints-maglev), slot j at index j.
+// The hash rung hashes the connection into a slot, so a connection
 // reaches the same endpoint on every node whose table has the same
 // endpoints, and removing one of n endpoints moves about 1/n of the
 // connections (the slots it held) when M is much larger than n.
@@ -21,12 +21,10 @@ import (
 // random: an endpoint change is elements only, and the one rung is bound to
 // the map once, whatever the number of such Services.
 
-// maglevOffset is the index of slot 0: the first number after the ranges
-// [n*n, n*n+n) of every list length up to maxListLen, so slots never
-// collide with a list. A table of up to 65,536 slots fits below 2^32.
-const maglevOffset = maxListLen * (maxListLen + 1)
-
-// MaxMaglevTableSize is the largest prime that fits above maglevOffset.
+// MaxMaglevTableSize is the largest prime below 2^16. Maglev moves about
+// 1/n of the connections when M is over 100 times the n endpoints, and
+// every slot is an element of every node's table: a larger M only costs
+// kernel memory.
 const MaxMaglevTableSize = 65521
 
 // LoadBalancing algorithms: how a Service port picks an endpoint for a new
@@ -106,10 +104,10 @@ var hashFields = [...][]nft.Field{
 	{nft.Saddr, nft.Sport, nft.Dport}, {nft.Saddr, nft.Sport, nft.Dport},
 }
 
-// hashRung is the rung that picks from listMaps[m] by the hash of the
-// connection.
+// hashRung is the rung that picks from kind m's maglev map by the hash of
+// the connection.
 func (o Options) hashRung(m int) nft.Rule {
 	mg := o.maglev()
-	return rule(nft.DNATMap{Keys: listKeys[m], Map: listMaps[m],
-		Hash: nft.Jhash{Fields: hashFields[m], Mod: mg.TableSize, Seed: mg.Seed, Offset: maglevOffset}})
+	return rule(nft.DNATMap{Keys: listKeys[m], Map: listMapName(m, hashRung),
+		Hash: nft.Jhash{Fields: hashFields[m], Mod: mg.TableSize, Seed: mg.Seed}})
 }

@@ -149,7 +149,7 @@ func (c *compiler) entry(b *builder, ref portRef, set, field string, key []nft.V
 		Problem: Problem{Object: ref.object, Field: field}, family: b.family, claim: i})
 }
 
-// list is the endpoint list eps for the endpoint map named m: a Maglev
+// list is the endpoint list eps for the endpoint maps of kind m: a Maglev
 // table of eps when ref's Service uses Maglev; a list longer than a map can
 // index is cut, with a Problem.
 func (c *compiler) list(ref portRef, m string, eps []endpoint) endpointList {

@@ -48,8 +48,9 @@ type setSpec struct {
 	typeof, dataTypeof []nft.Field
 }
 
-// sets are every set and map of the table: a fixed handful, whatever the
-// number of Services (see docs/ruleset.md for why).
+// sets are the fixed sets and maps of the table: a handful, whatever the
+// number of Services (see docs/ruleset.md for why). The endpoint maps, one
+// for each list length in use, come with the pick chains (lists.go).
 var sets = []setSpec{
 	{nft.SetClusterIPs, addrKey, false, "Active ClusterIPs", nil, nil},
 	{nft.SetServiceCIDRs, addrKey, false, "ServiceCIDRs: new traffic to an address in them that no Service holds is dropped", nil, nil},
@@ -67,19 +68,13 @@ var sets = []setSpec{
 	{nft.MapNoEndpointNodePorts, portKey, true, "NodePorts of Services with no endpoints", nil, nil},
 	{nft.MapFirewallIPs, svcKey, true, "Destinations subject to loadBalancerSourceRanges", nil, nil},
 	{nft.SetFirewallAllow, rangeKey, false, "Load-balancer IP, port and source range allowed by loadBalancerSourceRanges", nil, nil},
-	{nft.MapEndpoints, nil, true, "Endpoints of Service IPs and ports: key . n*n+i is endpoint i of n", daddrProtoPortNum, addrPort},
-	{nft.MapLocalEndpoints, nil, true, "This node's endpoints, for external traffic under externalTrafficPolicy Local", daddrProtoPortNum, addrPort},
-	{nft.MapNodePortEndpoints, nil, true, "Endpoints of NodePorts: key . n*n+i is endpoint i of n", protoPortNum, addrPort},
-	{nft.MapNodePortLocalEndpoints, nil, true, "This node's endpoints, for NodePorts under externalTrafficPolicy Local", protoPortNum, addrPort},
 	{nft.SetAffinity, nil, false, "ClientIP session affinity: client and the ID of a Service port's endpoint it was sent to",
 		[]nft.Field{nft.Saddr, nft.Number}, nil},
 }
 
-var (
-	daddrProtoPortNum = []nft.Field{nft.Daddr, nft.L4Proto, nft.Dport, nft.Number}
-	protoPortNum      = []nft.Field{nft.L4Proto, nft.Dport, nft.Number}
-	addrPort          = []nft.Field{nft.Daddr, nft.Dport}
-)
+// addrPort is what the endpoint maps map to: an endpoint's address and
+// port.
+var addrPort = []nft.Field{nft.Daddr, nft.Dport}
 
 // set returns the empty set or map spec describes in family f.
 func (spec setSpec) set(f nft.Family) *nft.Set {

@@ -34,6 +34,7 @@ func (c *Tables) Part(f nft.Family, keys map[string][][]nft.Value, chains []stri
 		return nil
 	}
 	t := partialTable(f)
+	t.Sets = append(t.Sets, fs.rungs.sets(f)...)
 	lists := map[*claim][]endpointList{}
 	for name, ks := range keys {
 		s := t.Set(name)
@@ -70,8 +71,8 @@ func (c *Tables) element(fi int, set string, key []nft.Value, lists map[*claim][
 	if set == nft.SetNodePortIPs {
 		return c.nodePortIP(fs.family, key)
 	}
-	if m := listMapOf(set); m >= 0 {
-		return fs.listElement(m, key, lists)
+	if m, rung, ok := parseListMap(set); ok {
+		return fs.listElement(m, rung, key, lists)
 	}
 	k := packKey(set, key)
 	if se := fs.shared[k]; se != nil && se.count > 0 && se.claim.set == set {
@@ -131,10 +132,10 @@ func (c *Tables) nodePortIP(f nft.Family, key []nft.Value) (nft.Element, bool) {
 	return nft.Element{}, false
 }
 
-// listElement returns the element of endpoint map m with key (an entry's
-// key and an index): the endpoint at that index of the list the entry's
-// winning claim brings, when the index is in its range.
-func (fs *familyState) listElement(m int, key []nft.Value, lists map[*claim][]endpointList) (nft.Element, bool) {
+// listElement returns the element with key (an entry's key and an index)
+// of kind m's map of the lists of rung: the endpoint at that index of the
+// list of that rung the entry's winning claim brings.
+func (fs *familyState) listElement(m, rung int, key []nft.Value, lists map[*claim][]endpointList) (nft.Element, bool) {
 	if len(key) < 2 {
 		return nft.Element{}, false
 	}
@@ -149,27 +150,16 @@ func (fs *familyState) listElement(m int, key []nft.Value, lists map[*claim][]en
 		lists[ct.winner] = ls
 	}
 	for _, l := range ls {
-		first := l.first()
-		if l.m == m && idx >= first && idx-first < uint32(len(l.eps)) {
-			return listElement(unpackKey(ct.winner.set, ct.winner.key), l, int(idx-first)), true
+		if l.m == m && l.rung() == rung && idx < uint32(len(l.eps)) {
+			return listElement(unpackKey(ct.winner.set, ct.winner.key), l, int(idx)), true
 		}
 	}
 	return nft.Element{}, false
 }
 
-// entrySets are the maps whose entries bring the lists of each of
-// listMaps.
+// entrySets are the maps whose entries bring the lists of each kind of
+// endpoint map.
 var entrySets = [...]string{nft.MapServiceIPs, nft.MapServiceIPs, nft.MapServiceNodePorts, nft.MapServiceNodePorts}
-
-// listMapOf returns the index of the endpoint map named name, or -1.
-func listMapOf(name string) int {
-	for i, m := range listMaps {
-		if m == name {
-			return i
-		}
-	}
-	return -1
-}
 
 // chainIndex returns family fi's desired chains by name: the skeleton's,
 // the pick chains and the Services' own.
@@ -179,8 +169,8 @@ func (c *Tables) chainIndex(fi int) map[string]*nft.Chain {
 	for _, ch := range skeleton(fs.family, c.opts).Chains {
 		idx[ch.Name] = ch
 	}
-	for m := range listMaps {
-		idx[pickChains[m]] = fs.rungs.pickChain(m, c.opts)
+	for _, ch := range fs.rungs.chains(c.opts) {
+		idx[ch.Name] = ch
 	}
 	for _, u := range c.units {
 		for _, ch := range u.families[fi].chains {

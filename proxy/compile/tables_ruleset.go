@@ -40,9 +40,11 @@ func (c *Tables) assemble(fi int) *nft.Table {
 	}
 	// The endpoint maps hold most of the table's elements (127,000 of
 	// 190,000 at 10,000 x 10): sized once rather than grown by doubling.
-	for m, name := range listMaps {
-		s := byName[name]
-		s.Elements = slices.Grow(s.Elements, fs.rungs.elements(m))
+	for m := range listMaps {
+		for _, n := range fs.rungs.inUse(m) {
+			s := byName[listMapName(m, n)]
+			s.Elements = slices.Grow(s.Elements, fs.rungs.elements(m, n))
+		}
 	}
 	add := func(set string, e nft.Element) error {
 		byName[set].Elements = append(byName[set].Elements, e)
@@ -62,8 +64,8 @@ func (c *Tables) assemble(fi int) *nft.Table {
 }
 
 // frame is family fi's table without the elements Services claim: the
-// fixed skeleton, the node's addresses, the ServiceCIDRs, the pick chains
-// and every unit's chains.
+// fixed skeleton, the node's addresses, the ServiceCIDRs, the endpoint
+// maps and pick chains of the list lengths in use and every unit's chains.
 func (c *Tables) frame(fi int) *nft.Table {
 	fs := c.fams[fi]
 	t := skeleton(fs.family, c.opts)
@@ -73,9 +75,8 @@ func (c *Tables) frame(fi int) *nft.Table {
 	t.Set(nft.SetNodePortIPs).SortElements()
 	t.Set(nft.SetServiceCIDRs).Elements = slices.Clone(fs.cidrs)
 	t.Set(nft.SetServiceCIDRs).SortElements()
-	for m := range listMaps {
-		t.Chains = append(t.Chains, fs.rungs.pickChain(m, c.opts))
-	}
+	t.Sets = append(t.Sets, fs.rungs.sets(fs.family)...)
+	t.Chains = append(t.Chains, fs.rungs.chains(c.opts)...)
 	var chains []*nft.Chain
 	for _, u := range c.units {
 		chains = append(chains, u.families[fi].chains...)

@@ -108,16 +108,19 @@ func (b *batcher) claim(cl *claim) error {
 	}
 	key := unpackKey(cl.set, cl.key)
 	for s := cl.lists; len(s) > 0; {
-		lb := b.batch(listMaps[s[0]&^hashFlag])
-		n := int(binary.BigEndian.Uint32([]byte(s[1:5])))
-		first := endpointList{hash: s[0]&hashFlag != 0}.firstOf(n)
+		m, n := int(s[0]&^hashFlag), int(binary.BigEndian.Uint32([]byte(s[1:5])))
+		rung := n
+		if s[0]&hashFlag != 0 {
+			rung = hashRung
+		}
+		lb := b.batch(listMapName(m, rung))
 		s = s[5:]
 		for i := range n {
 			var addr, port nft.Value
 			addr, s = unpackValue(s)
 			port, s = unpackValue(s)
 			start, k := len(lb.vals), len(key)+1
-			lb.vals = append(append(lb.vals, key...), nft.Value{Num: first + uint32(i)}, addr, port)
+			lb.vals = append(append(lb.vals, key...), nft.Value{Num: uint32(i)}, addr, port)
 			v := lb.vals[start:]
 			if err := b.add(lb, nft.Element{Key: v[:k:k], Data: v[k : k+2 : k+2]}); err != nil {
 				return err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -96,32 +97,52 @@ func TestCompiledUpdateOneEndpoint(t *testing.T) {
 }
 
 // TestCompiledUpdateNewLength: a list length no entry had before adds a
-// rung to the pick chains (rewritten whole, ascending), and the last list
-// of a length takes its rung away.
+// map and a chain with one rung, and a jump to it in the pick chains
+// (rewritten whole, ascending); no other rung is added again. The last
+// list of a length takes them away.
 func TestCompiledUpdateNewLength(t *testing.T) {
 	snap := synth.Plain(20, 3)
 	c := compile.New(snap, testNode, compile.DefaultOptions())
 	snap.Slices[2].Endpoints = snap.Slices[2].Endpoints[1:]
 	p := c.Update(snap, map[string]bool{"ns/svc-2": true})
-	rungs := func(p *nft.Plan) []string {
+	// What a plan does to the pick chains and endpoint maps: the rules it
+	// adds there and the sets it adds or deletes.
+	picks := func(p *nft.Plan) []string {
 		var out []string
 		for _, op := range p.Ops {
-			if op.Kind == nft.AddRule && op.Name == "pick-endpoint" {
-				out = append(out, op.Rule.Text(nft.IPv4))
+			switch {
+			case op.Kind == nft.AddRule && strings.HasPrefix(op.Name, "pick-"):
+				out = append(out, op.Name+": "+op.Rule.Text(nft.IPv4))
+			case op.Kind == nft.AddSet:
+				out = append(out, "add set "+op.Set.Name)
+			case op.Kind == nft.DeleteSet:
+				out = append(out, "delete set "+op.Name)
 			}
 		}
 		return out
 	}
 	want := []string{
-		"dnat ip to ip daddr . meta l4proto . th dport . numgen random mod 2 offset 4 map @endpoints",
-		"dnat ip to ip daddr . meta l4proto . th dport . numgen random mod 3 offset 9 map @endpoints",
+		"add set nodeport-endpoints-2",
+		"add set endpoints-2",
+		"pick-endpoint: jump pick-endpoint-2",
+		"pick-endpoint: jump pick-endpoint-3",
+		"pick-endpoint-2: dnat ip to ip daddr . meta l4proto . th dport . numgen random mod 2 map @endpoints-2",
+		"pick-nodeport-endpoint: jump pick-nodeport-endpoint-2",
+		"pick-nodeport-endpoint: jump pick-nodeport-endpoint-3",
+		"pick-nodeport-endpoint-2: dnat ip to meta l4proto . th dport . numgen random mod 2 map @nodeport-endpoints-2",
 	}
-	if diff := cmp.Diff(want, rungs(p)); diff != "" {
-		t.Errorf("rungs after a list of 2 appeared (-want +got):\n%s\nplan:\n%s", diff, p.Text())
+	if diff := cmp.Diff(want, picks(p)); diff != "" {
+		t.Errorf("pick chains and maps after a list of 2 appeared (-want +got):\n%s\nplan:\n%s", diff, p.Text())
 	}
 	snap.Slices[2].Endpoints = synth.Plain(20, 3).Slices[2].Endpoints
 	p = c.Update(snap, map[string]bool{"ns/svc-2": true})
-	if diff := cmp.Diff(want[1:], rungs(p)); diff != "" {
-		t.Errorf("rungs after it went (-want +got):\n%s\nplan:\n%s", diff, p.Text())
+	want = []string{
+		"delete set endpoints-2",
+		"delete set nodeport-endpoints-2",
+		"pick-endpoint: jump pick-endpoint-3",
+		"pick-nodeport-endpoint: jump pick-nodeport-endpoint-3",
+	}
+	if diff := cmp.Diff(want, picks(p)); diff != "" {
+		t.Errorf("pick chains and maps after it went (-want +got):\n%s\nplan:\n%s", diff, p.Text())
 	}
 }

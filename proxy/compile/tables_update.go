@@ -89,7 +89,8 @@ func (c *Tables) updateFamily(fi int, olds, news []*unit, cidrs []model.ServiceC
 	}
 	winners := fs.winners(owned)
 	counts := fs.counts(shared)
-	picks := fs.pickChains(c.opts)
+	picks := fs.rungs.chains(c.opts)
+	before.Sets = append(before.Sets, fs.rungs.sets(fs.family)...)
 	for i := range olds {
 		if olds[i] != nil {
 			before.Chains = append(before.Chains, olds[i].families[fi].chains...)
@@ -103,6 +104,7 @@ func (c *Tables) updateFamily(fi int, olds, news []*unit, cidrs []model.ServiceC
 	fs.settleOwned(owned, winners, &c.order, before, after)
 	fs.settleShared(shared, counts, before, after)
 	fs.changedPickChains(picks, c.opts, before, after)
+	addMissing(after, fs.rungs.sets(fs.family))
 	fs.settleCIDRs(serviceCIDRs(cidrs, fs.family), before, after)
 	// Both partial tables have every set and no base chain: the differ
 	// patches one into the other.
@@ -186,22 +188,36 @@ func (fs *familyState) settleOwned(keys map[string]bool, prev map[string]*claim,
 	}
 }
 
-// pickChains returns the pick chain of every endpoint map.
-func (fs *familyState) pickChains(o Options) []*nft.Chain {
-	out := make([]*nft.Chain, len(listMaps))
-	for m := range listMaps {
-		out[m] = fs.rungs.pickChain(m, o)
+// changedPickChains puts each pick chain that changed since prev, was
+// added or is gone, in before (as it was) and after (as it is now).
+func (fs *familyState) changedPickChains(prev []*nft.Chain, o Options, before, after *nft.Table) {
+	now := fs.rungs.chains(o)
+	was := make(map[string]*nft.Chain, len(prev))
+	for _, ch := range prev {
+		was[ch.Name] = ch
 	}
-	return out
+	for _, ch := range now {
+		if w := was[ch.Name]; w == nil || !w.Equal(ch) {
+			after.Chains = append(after.Chains, ch)
+			if w != nil {
+				before.Chains = append(before.Chains, w)
+			}
+		}
+		delete(was, ch.Name)
+	}
+	for _, ch := range prev {
+		if was[ch.Name] != nil {
+			before.Chains = append(before.Chains, ch)
+		}
+	}
 }
 
-// changedPickChains puts each pick chain whose rungs changed since prev in
-// before (as it was) and after (as it is now).
-func (fs *familyState) changedPickChains(prev []*nft.Chain, o Options, before, after *nft.Table) {
-	for m, was := range prev {
-		if now := fs.rungs.pickChain(m, o); !was.Equal(now) {
-			before.Chains = append(before.Chains, was)
-			after.Chains = append(after.Chains, now)
+// addMissing adds to t each of sets it has no set of that name of: the
+// endpoint maps in use whose elements did not change.
+func addMissing(t *nft.Table, sets []*nft.Set) {
+	for _, s := range sets {
+		if t.Set(s.Name) == nil {
+			t.Sets = append(t.Sets, s)
 		}
 	}
 }

@@ -33,7 +33,7 @@ func TestDriftPlan(t *testing.T) {
 		t.Fatalf("service-ips element %v has no comment", svcIP)
 	}
 	cidr := whole.Set("service-cidrs").Elements[0]
-	ep := whole.Set("endpoints").Elements[0]
+	ep := whole.Set("endpoints-2").Elements[0]
 	other := nft.Element{Key: []nft.Value{{Addr: netip.MustParseAddr("10.99.0.1")}, {Num: 6}, {Num: 80}}, Verdict: svcIP.Verdict}
 	moved := svcIP
 	moved.Verdict = nft.Verdict{Kind: nft.Drop}
@@ -52,8 +52,8 @@ func TestDriftPlan(t *testing.T) {
 	}{
 		{"element deleted", []nft.Change{elem(nft.ElementDeleted, "service-ips", svcIP)},
 			[]string{"add element ip kube-proxy service-ips { 1 elements }"}},
-		{"endpoint element deleted", []nft.Change{elem(nft.ElementDeleted, "endpoints", ep)},
-			[]string{"add element ip kube-proxy endpoints { 1 elements }"}},
+		{"endpoint element deleted", []nft.Change{elem(nft.ElementDeleted, "endpoints-2", ep)},
+			[]string{"add element ip kube-proxy endpoints-2 { 1 elements }"}},
 		{"element deleted and added back", []nft.Change{elem(nft.ElementDeleted, "service-ips", svcIP), elem(nft.ElementAdded, "service-ips", svcIP)}, nil},
 		{"element of somebody else's", []nft.Change{elem(nft.ElementAdded, "service-ips", other)},
 			[]string{"delete element ip kube-proxy service-ips { 1 elements }"}},
@@ -75,7 +75,7 @@ func TestDriftPlan(t *testing.T) {
 			[]string{"flush chain ip kube-proxy stray", "delete chain ip kube-proxy stray"}},
 		{"chain deleted", []nft.Change{ch(nft.RuleDeleted, "nodeport"), ch(nft.RuleDeleted, "nodeport"), ch(nft.ChainDeleted, "nodeport")},
 			append([]string{"add chain ip kube-proxy nodeport"}, ruleLines(whole, "nodeport")...)},
-		{"table deleted", []nft.Change{ch(nft.SetDeleted, "endpoints"), ch(nft.TableDeleted, "")}, []string{"full"}},
+		{"table deleted", []nft.Change{ch(nft.SetDeleted, "endpoints-2"), ch(nft.TableDeleted, "")}, []string{"full"}},
 		{"set deleted", []nft.Change{ch(nft.SetDeleted, "firewall-ips")}, []string{"full"}},
 		{"set added", []nft.Change{ch(nft.SetAdded, "mine")}, []string{"full"}},
 		{"a rule's set deleted with it", []nft.Change{ch(nft.RuleDeleted, "services"), ch(nft.SetDeleted, "__set0")},
@@ -88,7 +88,7 @@ func TestDriftPlan(t *testing.T) {
 		{"counter of someone else's added", []nft.Change{ch(nft.CounterAdded, "theirs")}, []string{"full"}},
 		{"a counter of ours deleted with its rules", []nft.Change{ch(nft.RuleDeleted, "reject-chain"), ch(nft.CounterDeleted, nft.CounterRejectNoEndpoints)},
 			[]string{"full"}},
-		{"element of ours unreadable", []nft.Change{ch(nft.ElementDeleted, "endpoints")}, []string{"full"}},
+		{"element of ours unreadable", []nft.Change{ch(nft.ElementDeleted, "endpoints-2")}, []string{"full"}},
 		{"element of a rule's set unreadable", []nft.Change{ch(nft.ElementAdded, "__set0")}, nil},
 	}
 	for _, tc := range tests {
@@ -161,10 +161,10 @@ var foreignPlans = []struct {
 		return deleteFirst(rs, "cluster-ip-ports", 1)
 	}, 1},
 	{"delete an endpoint element", func(rs nft.Ruleset) *nft.Plan {
-		return deleteFirst(rs, "endpoints", 1)
+		return deleteFirst(rs, "endpoints-3", 1)
 	}, 1},
 	{"delete every endpoint element", func(rs nft.Ruleset) *nft.Plan {
-		return deleteFirst(rs, "endpoints", len(rs[nft.IPv4].Set("endpoints").Elements))
+		return deleteFirst(rs, "endpoints-3", len(rs[nft.IPv4].Set("endpoints-3").Elements))
 	}, 1},
 	{"flush the pick chain", func(nft.Ruleset) *nft.Plan {
 		return &nft.Plan{Ops: []nft.Op{{Kind: nft.FlushChain, Family: nft.IPv4, Name: "pick-endpoint"}}}
