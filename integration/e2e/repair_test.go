@@ -35,7 +35,7 @@ func TestRepairsTamperedTable(t *testing.T) {
 	}{
 		{"delete a cluster-ip-ports element", "delete element ip kube-proxy cluster-ip-ports { 10.96.4.10 . tcp . 80 }"},
 		{"flush the chain that picks endpoints", "flush chain ip kube-proxy pick-endpoint"},
-		{"delete an endpoint element", "delete element ip kube-proxy endpoints { 10.96.4.10 . tcp . 80 . 4 }"},
+		{"delete an endpoint element", "delete element ip kube-proxy endpoints-2 { 10.96.4.10 . tcp . 80 . 0 }"},
 		{"add a rule", "add rule ip kube-proxy services ip daddr 10.96.4.10 drop"},
 		{"delete the table", "delete table ip kube-proxy"},
 	}
