@@ -21,6 +21,8 @@ type agentResults struct {
 	Machine  string
 	Versions map[string]string
 	Runs     []agentRun
+	// Loads are the API loads before each size's runs, in order.
+	Loads []apiLoad `json:",omitempty"`
 	// Skipped says why a proxy was not measured at a size.
 	Skipped map[string]string `json:",omitempty"`
 }
@@ -40,6 +42,8 @@ func parseAgentFlags(args []string) (agentConfig, error) {
 	fs.StringVar(&c.logs, "logs", "", "keep the proxies' logs and configuration under this directory (default: a temporary one, removed)")
 	fs.StringVar(&c.jsonOut, "json", "", "also write every run as JSON to this file (for bench plot)")
 	fs.StringVar(&c.svg, "svg", "", "also draw cold sync time and peak memory against cluster size to this SVG file")
+	fs.IntVar(&c.writers, "api-writers", 32, "API writes in flight while loading each size's cluster")
+	fs.BoolVar(&c.loadOnly, "load-only", false, "only load each size's cluster into the API and print the load times; run no proxy")
 	fs.StringVar(&c.lock, "lock", "", "a lock file shared with others' heavy work: held shared while loading the API, exclusive while a proxy is measured (flock)")
 	fs.StringVar(&c.bins.nftproxy, "nftproxy", "bin/nftproxy", "the nftproxy binary")
 	fs.StringVar(&c.bins.kubeProxy, "kube-proxy", "", "the kube-proxy binary (hack/kube-binary.sh kube-proxy)")
@@ -58,8 +62,11 @@ func parseAgentFlags(args []string) (agentConfig, error) {
 			return c, fmt.Errorf("-proxies: unknown proxy %q", p)
 		}
 	}
-	if c.runs < 1 || c.churnRate < 0 || c.changes < 0 {
-		return c, errors.New("want -runs >= 1, -churn-rate >= 0, -changes >= 0")
+	if c.runs < 1 || c.churnRate < 0 || c.changes < 0 || c.writers < 1 {
+		return c, errors.New("want -runs >= 1, -churn-rate >= 0, -changes >= 0, -api-writers >= 1")
+	}
+	if c.loadOnly {
+		return c, nil
 	}
 	return c, checkBinaries(c)
 }
@@ -98,7 +105,7 @@ func runAgent(args []string, stdout io.Writer) error {
 	code := e2e.Main(func(t testing.TB) { agentSizes(t, c, res) })
 	m.finish()
 	res.Machine = m.String()
-	if len(res.Runs) > 0 {
+	if len(res.Runs) > 0 || len(res.Loads) > 0 {
 		writeAgentReport(stdout, res)
 		if err := saveAgent(c, res); err != nil {
 			return err
@@ -117,10 +124,13 @@ func agentSizes(t testing.TB, c agentConfig, res *agentResults) {
 		t.Fatalf("%v", err)
 	}
 	t.Cleanup(l.close)
-	a := startAPI(t)
+	a := startAPI(t, c.writers)
 	for _, s := range c.sizes {
 		l.hold(t, false)
-		a.resize(t, s.services, s.endpoints)
+		res.Loads = append(res.Loads, a.resize(t, s))
+		if c.loadOnly {
+			continue
+		}
 		for run := range c.runs {
 			for _, kind := range c.proxies {
 				if why := skip(c, kind, s, run); why != "" {

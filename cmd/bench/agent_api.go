@@ -33,9 +33,6 @@ import (
 // write them, each write carrying endpoints.kubernetes.io/last-change-
 // trigger-time. Addresses come from proxy/model/synth's plan.
 
-// apiWriters is how many API writes are in flight while loading objects.
-const apiWriters = 16
-
 // endpointNodes is how many nodes the endpoints are spread over.
 const endpointNodes = 100
 
@@ -52,6 +49,10 @@ type api struct {
 	ns   *lab.NS
 	kube kubernetes.Interface
 	ctx  context.Context
+	// store writes new Services into etcd, once a first one is made.
+	store *etcdStore
+	// writers is how many API writes are in flight while loading objects.
+	writers int
 	// services and endpoints are the cluster the API holds now.
 	services, endpoints int
 	// moved counts endpoint addresses handed out by changes, so that every
@@ -59,11 +60,24 @@ type api struct {
 	moved atomic.Int64
 }
 
+// benchServers are the benchmark's etcd and kube-apiserver: the tests'
+// (integration/apiserver) with these flags on top.
+var benchServers = apiserver.Options{
+	APIServerArgs: []string{
+		// Room for ClusterIP(i) of 100,000 Services and more (the tests'
+		// IPv4 range is a /16); a /12 is the widest kube-apiserver takes.
+		"--service-cluster-ip-range=10.96.0.0/12," + apiserver.ServiceCIDRv6.String(),
+		// /debug/pprof, to see where the API server's time goes in a run.
+		"--profiling=true",
+	},
+}
+
 // startAPI runs etcd and kube-apiserver in a namespace of their own and
-// creates the namespace and the Node object.
-func startAPI(t testing.TB) *api {
+// creates the namespace and the Node object; writers is how many writes
+// are in flight while loading objects.
+func startAPI(t testing.TB, writers int) *api {
 	ns := lab.NewNS(t, "api")
-	srv := apiserver.Start(t, ns)
+	srv := apiserver.StartWith(t, ns, benchServers)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	// Protobuf, as controllers talk to the API server: cheaper for it to
@@ -74,7 +88,7 @@ func startAPI(t testing.TB) *api {
 	if err != nil {
 		t.Fatalf("client: %v", err)
 	}
-	a := &api{srv: srv, ns: ns, kube: kube, ctx: ctx}
+	a := &api{srv: srv, ns: ns, kube: kube, ctx: ctx, writers: writers}
 	if _, err := a.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e2e.Namespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create namespace: %v", err)
 	}
@@ -116,37 +130,97 @@ func slice(i int, addrs []netip.Addr) *discoveryv1.EndpointSlice {
 	return s
 }
 
-// resize makes the API hold n Services of k endpoints each: it creates
-// the missing ones, rewrites the slices of those with another count and
-// deletes the extra ones, apiWriters writes at a time.
-func (a *api) resize(t testing.TB, n, k int) {
-	start := time.Now()
-	err := parallel(max(n, a.services), func(i int) error {
-		switch {
-		case i >= n:
-			return a.deleteService(i)
-		case i >= a.services:
-			return a.createService(i, k)
-		case k != a.endpoints:
-			return a.setEndpoints(i, endpointAddrs(i, k))
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("resize to %dx%d: %v", n, k, err)
-	}
-	a.services, a.endpoints = n, k
-	progress("API holds %d Services x %d endpoints (%v)", n, k, time.Since(start).Round(time.Second))
+// apiLoad is how long resizing the API's cluster to Size took: Objects
+// written (created, rewritten or deleted) in Seconds.
+type apiLoad struct {
+	Size    string
+	Objects int
+	Seconds float64
 }
 
-// parallel calls fn(0) .. fn(n-1), apiWriters at a time, and returns the
+// resize makes the API hold n Services of k endpoints each: it creates
+// the missing ones, rewrites the slices of those with another count and
+// deletes the extra ones, a.writers writes at a time. The first Service
+// created goes through the API, the others into etcd (agent_etcd.go).
+func (a *api) resize(t testing.TB, s size) apiLoad {
+	n, k := s.services, s.endpoints
+	start := time.Now()
+	made, err := a.template(n, k)
+	if err == nil {
+		err = parallel(max(n, a.services), a.writers, func(i int) error { return a.write(i, n, k, made) })
+	}
+	if err == nil {
+		err = a.waitListed(n)
+	}
+	if err != nil {
+		t.Fatalf("resize to %s: %v", s, err)
+	}
+	l := apiLoad{Size: s.String(), Objects: a.writes(n, k), Seconds: time.Since(start).Seconds()}
+	a.services, a.endpoints = n, k
+	progress("API holds %d Services x %d endpoints: %s", n, k, l)
+	return l
+}
+
+// template creates, when there is no etcd store yet and Services are
+// missing, the first missing Service through the API and makes the store
+// from it. It returns how many Services exist.
+func (a *api) template(n, k int) (int, error) {
+	if a.store != nil || n <= a.services {
+		return a.services, nil
+	}
+	if err := a.createService(a.services, k); err != nil {
+		return 0, err
+	}
+	var err error
+	a.store, err = newEtcdStore(a.ctx, a, a.services)
+	return a.services + 1, err
+}
+
+// write brings Service i to the size n x k; Services from made on are new.
+func (a *api) write(i, n, k, made int) error {
+	switch {
+	case i >= n:
+		return a.deleteService(i)
+	case i >= made:
+		return a.store.createService(i, endpointAddrs(i, k))
+	case i >= a.services: // the template, made with k endpoints
+		return nil
+	case k != a.endpoints:
+		return a.setEndpoints(i, endpointAddrs(i, k))
+	}
+	return nil
+}
+
+// writes is how many objects resizing to n Services of k endpoints writes:
+// a Service and its slice for each created or deleted, a slice for each
+// kept whose count changes.
+func (a *api) writes(n, k int) int {
+	w := 2 * (max(n-a.services, 0) + max(a.services-n, 0))
+	if k != a.endpoints {
+		w += min(n, a.services)
+	}
+	return w
+}
+
+func (l apiLoad) String() string {
+	return fmt.Sprintf("%d objects in %s (%.0f objects/s)", l.Objects, dur(l.Seconds), l.rate())
+}
+
+func (l apiLoad) rate() float64 {
+	if l.Seconds == 0 {
+		return 0
+	}
+	return float64(l.Objects) / l.Seconds
+}
+
+// parallel calls fn(0) .. fn(n-1), writers at a time, and returns the
 // first error.
-func parallel(n int, fn func(i int) error) error {
+func parallel(n, writers int, fn func(i int) error) error {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var first error
-	for range apiWriters {
+	for range writers {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
 				if err := fn(i); err != nil {

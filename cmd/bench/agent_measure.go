@@ -78,6 +78,8 @@ type agentConfig struct {
 	coldTimeout  time.Duration
 	kpOnceAbove  int
 	kpMax        int
+	writers      int
+	loadOnly     bool
 	logs         string
 	lock         string
 	jsonOut, svg string

@@ -13,6 +13,7 @@ import (
 // column per proxy, then (for several sizes) the sizes side by side.
 func writeAgentReport(w io.Writer, res *agentResults) {
 	fmt.Fprintf(w, "Machine: %s.\n\nVersions: %s.\n", res.Machine, versionText(res.Versions))
+	writeLoads(w, res.Loads)
 	sizes := resultSizes(res)
 	for _, s := range sizes {
 		writeSizeTable(w, res, s)
@@ -22,6 +23,19 @@ func writeAgentReport(w io.Writer, res *agentResults) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(res.Skipped)) {
 		fmt.Fprintf(w, "\n%s: %s\n", k, res.Skipped[k])
+	}
+}
+
+// writeLoads prints how long each size's cluster took to write into the
+// API before its runs.
+func writeLoads(w io.Writer, loads []apiLoad) {
+	if len(loads) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nLoading the API: Services and EndpointSlices created (into etcd), rewritten or deleted (through the API), until the API lists them:\n\n")
+	fmt.Fprintf(w, "| Services x endpoints | objects | time | objects/s |\n|---|---|---|---|\n")
+	for _, l := range loads {
+		fmt.Fprintf(w, "| %s | %d | %s | %.0f |\n", l.Size, l.Objects, dur(l.Seconds), l.rate())
 	}
 }
 

@@ -54,9 +54,24 @@ type Server struct {
 	starts          int // kube-apiserver starts, to name each log
 }
 
+// Options adjust the servers for a caller whose needs differ from the
+// tests'; the zero value is what Start runs.
+type Options struct {
+	// EtcdArgs and APIServerArgs are appended to etcd's and
+	// kube-apiserver's command lines: a flag given again takes the later
+	// value.
+	EtcdArgs, APIServerArgs []string
+}
+
 // Start runs etcd and kube-apiserver inside ns and returns once the API
 // server is ready; both stop at test cleanup. See the package doc.
 func Start(t testing.TB, ns *lab.NS) *Server {
+	t.Helper()
+	return StartWith(t, ns, Options{})
+}
+
+// StartWith is Start with the servers adjusted by o.
+func StartWith(t testing.TB, ns *lab.NS, o Options) *Server {
 	t.Helper()
 	etcd := etcdBinary(t)
 	kas := kubeAPIServerBinary(t)
@@ -76,8 +91,8 @@ func Start(t testing.TB, ns *lab.NS) *Server {
 	if s.Client, err = kubernetes.NewForConfig(s.Config); err != nil {
 		t.Fatalf("client: %v", err)
 	}
-	s.etcd = ns.StartLogged(t, "etcd", filepath.Join(dir, "etcd.log"), etcdArgs(etcd, dataDir(t))...)
-	s.args, s.dir = apiserverArgs(kas, dir, files), dir
+	s.etcd = ns.StartLogged(t, "etcd", filepath.Join(dir, "etcd.log"), append(etcdArgs(etcd, dataDir(t)), o.EtcdArgs...)...)
+	s.args, s.dir = append(apiserverArgs(kas, dir, files), o.APIServerArgs...), dir
 	s.StartAPIServer(t)
 	return s
 }
