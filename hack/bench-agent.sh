@@ -8,6 +8,8 @@
 # namespaces it creates and removes. The first run builds kube-apiserver and
 # kube-proxy into ~/.cache/nftproxy (minutes).
 # Quick run: make bench-agent BENCH_ARGS="-sizes 1000x10 -runs 1 -churn-for 10s"
+# Loading only: BENCH_ARGS="-sizes 50000x5 -load-only" (new Services go
+# straight into etcd, cmd/bench/agent_etcd.go).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . hack/lib.sh

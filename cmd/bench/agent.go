@@ -42,7 +42,7 @@ func parseAgentFlags(args []string) (agentConfig, error) {
 	fs.StringVar(&c.logs, "logs", "", "keep the proxies' logs and configuration under this directory (default: a temporary one, removed)")
 	fs.StringVar(&c.jsonOut, "json", "", "also write every run as JSON to this file (for bench plot)")
 	fs.StringVar(&c.svg, "svg", "", "also draw cold sync time and peak memory against cluster size to this SVG file")
-	fs.IntVar(&c.writers, "api-writers", 32, "API writes in flight while loading each size's cluster")
+	fs.IntVar(&c.writers, "api-writers", 128, "writes in flight while loading each size's cluster")
 	fs.BoolVar(&c.loadOnly, "load-only", false, "only load each size's cluster into the API and print the load times; run no proxy")
 	fs.StringVar(&c.lock, "lock", "", "a lock file shared with others' heavy work: held shared while loading the API, exclusive while a proxy is measured (flock)")
 	fs.StringVar(&c.bins.nftproxy, "nftproxy", "bin/nftproxy", "the nftproxy binary")

@@ -13,7 +13,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -63,6 +62,12 @@ type api struct {
 // benchServers are the benchmark's etcd and kube-apiserver: the tests'
 // (integration/apiserver) with these flags on top.
 var benchServers = apiserver.Options{
+	EtcdArgs: []string{
+		// 100,000 Services x 5 take about 0.5 GB; the default quota of
+		// 2 GB would leave larger clusters and their churn read-only. The
+		// data is on tmpfs and thrown away with the run.
+		"--quota-backend-bytes=8589934592",
+	},
 	APIServerArgs: []string{
 		// Room for ClusterIP(i) of 100,000 Services and more (the tests'
 		// IPv4 range is a /16); a /12 is the widest kube-apiserver takes.
@@ -141,7 +146,8 @@ type apiLoad struct {
 // resize makes the API hold n Services of k endpoints each: it creates
 // the missing ones, rewrites the slices of those with another count and
 // deletes the extra ones, a.writers writes at a time. The first Service
-// created goes through the API, the others into etcd (agent_etcd.go).
+// created goes through the API; the others, and deletions, into etcd
+// (agent_etcd.go).
 func (a *api) resize(t testing.TB, s size) apiLoad {
 	n, k := s.services, s.endpoints
 	start := time.Now()
@@ -180,7 +186,7 @@ func (a *api) template(n, k int) (int, error) {
 func (a *api) write(i, n, k, made int) error {
 	switch {
 	case i >= n:
-		return a.deleteService(i)
+		return a.store.deleteService(i)
 	case i >= made:
 		return a.store.createService(i, endpointAddrs(i, k))
 	case i >= a.services: // the template, made with k endpoints
@@ -250,18 +256,6 @@ func (a *api) createService(i, k int) error {
 	}
 	if _, err := a.kube.DiscoveryV1().EndpointSlices(e2e.Namespace).Create(a.ctx, slice(i, endpointAddrs(i, k)), metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create endpointslice %d: %w", i, err)
-	}
-	return nil
-}
-
-func (a *api) deleteService(i int) error {
-	name := serviceName(i)
-	err := a.kube.DiscoveryV1().EndpointSlices(e2e.Namespace).Delete(a.ctx, name+"-1", metav1.DeleteOptions{})
-	if err == nil || apierrors.IsNotFound(err) {
-		err = a.kube.CoreV1().Services(e2e.Namespace).Delete(a.ctx, name, metav1.DeleteOptions{})
-	}
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete service %d: %w", i, err)
 	}
 	return nil
 }

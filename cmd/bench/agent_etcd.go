@@ -24,15 +24,15 @@ import (
 )
 
 // Creating Services through kube-apiserver costs time in the number of
-// Services already there: each ClusterIP allocation sets the allocator's
-// gauges from a list of every IPAddress object (ipallocator's
-// Allocator.Used, Kubernetes 1.37), and no flag turns that off. So the
-// benchmark creates the first Service and its slice through the API and
-// writes the others straight into etcd: copies of what the API server
-// stored for the first (its Service, IPAddress and EndpointSlice), in its
-// storage encoding and under its keys. kube-apiserver takes them from its
-// watch of etcd as it takes its own writes; every change made during the
-// runs goes through the API.
+// Services already there: each ClusterIP allocation, and each release,
+// sets the allocator's gauges from a list of every IPAddress object
+// (ipallocator's Allocator.Used, Kubernetes 1.37), and no flag turns that
+// off. So the benchmark creates the first Service and its slice through
+// the API and the others straight in etcd, and deletes them there: copies
+// of what the API server stored for the first (its Service, IPAddress and
+// EndpointSlice), in its storage encoding and under its keys.
+// kube-apiserver takes them from its watch of etcd as it takes its own
+// writes; every change made during the runs goes through the API.
 
 // etcdStore writes objects into the API server's etcd, one put each, as
 // the API server does.
@@ -103,6 +103,18 @@ func (e *etcdStore) createService(i int, addrs []netip.Addr) error {
 		return err
 	}
 	return e.put(sliceKeys+s.Name, s, discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice"))
+}
+
+// deleteService deletes Service i, its slice and its IPAddress, in the
+// order the API server would.
+func (e *etcdStore) deleteService(i int) error {
+	name := serviceName(i)
+	for _, key := range []string{sliceKeys + name + "-1", serviceKeys + name, ipKeys + clusterIP(i).String()} {
+		if _, err := e.call("deleterange", map[string][]byte{"key": []byte(key)}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // stored is a template's metadata for a new object: its own name and UID,

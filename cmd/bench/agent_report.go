@@ -32,7 +32,7 @@ func writeLoads(w io.Writer, loads []apiLoad) {
 	if len(loads) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nLoading the API: Services and EndpointSlices created (into etcd), rewritten or deleted (through the API), until the API lists them:\n\n")
+	fmt.Fprintf(w, "\nLoading the API: Services and EndpointSlices created or deleted (in etcd) or rewritten (through the API), until the API lists them:\n\n")
 	fmt.Fprintf(w, "| Services x endpoints | objects | time | objects/s |\n|---|---|---|---|\n")
 	for _, l := range loads {
 		fmt.Fprintf(w, "| %s | %d | %s | %.0f |\n", l.Size, l.Objects, dur(l.Seconds), l.rate())
